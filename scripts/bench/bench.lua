@@ -1,0 +1,87 @@
+-- wrk script for `npm run bench`. One script for every point, so the ceilings and the service
+-- cost the load generator exactly the same. Arguments after `--`:
+--   redirect FILE START STRIDE  GET /r/{code}, walking the codes in FILE (first tab-separated
+--                               column, one per line) from line START; thread k starts STRIDE*k
+--                               lines further on, so threads do not walk in step
+--   list FILE                   GET /api/v1/links, a bearer token per line of FILE, rotating
+--   create FILE                 POST /api/v1/links, a bearer token per line of FILE, rotating
+--   login USERNAME PASSWORD     POST /api/v1/auth/login, a random X-Forwarded-For on each request
+--                               (the service must trust 127.0.0.1 as a proxy) so the per-client
+--                               rate limit never refuses
+-- Requests are built once in init(), except the login's (they differ each time, and are slow).
+-- done() prints one line: BENCH_JSON {...}, latencies in microseconds.
+
+local threads_seen = 0
+
+function setup(thread)
+  thread:set("tid", threads_seen)
+  threads_seen = threads_seen + 1
+end
+
+local reqs, n, i
+local login_body, login_user
+
+local function first_columns(path)
+  local out = {}
+  local f = assert(io.open(path, "r"))
+  for line in f:lines() do
+    local first = line:match("^([^\t]+)")
+    if first then out[#out + 1] = first end
+  end
+  f:close()
+  assert(#out > 0, "no lines in " .. path)
+  return out
+end
+
+function init(args)
+  local mode = args[1]
+  if mode == "redirect" then
+    local codes = first_columns(args[2])
+    local start, stride = tonumber(args[3] or "0"), tonumber(args[4] or "0")
+    n = #codes
+    reqs = {}
+    for k = 1, n do reqs[k] = wrk.format("GET", "/r/" .. codes[k]) end
+    i = (start + stride * (tid or 0)) % n
+  elseif mode == "list" or mode == "create" then
+    local tokens = first_columns(args[2])
+    n = #tokens
+    reqs = {}
+    for k = 1, n do
+      local headers = { ["Authorization"] = "Bearer " .. tokens[k] }
+      if mode == "list" then
+        reqs[k] = wrk.format("GET", "/api/v1/links", headers)
+      else
+        headers["Content-Type"] = "application/json"
+        reqs[k] = wrk.format("POST", "/api/v1/links", headers, '{"url":"https://example.org/created/by/bench?k=' .. k .. '"}')
+      end
+    end
+    i = ((tid or 0) * 7919) % n
+  elseif mode == "login" then
+    login_body = '{"username":"' .. args[2] .. '","password":"' .. args[3] .. '"}'
+    math.randomseed(os.time() * 1000 + (tid or 0) * 7919)
+  else
+    error("bench.lua: unknown mode " .. tostring(mode))
+  end
+end
+
+function request()
+  if login_body then
+    local ip = string.format("10.%d.%d.%d", math.random(0, 255), math.random(0, 255), math.random(1, 254))
+    return wrk.format("POST", "/api/v1/auth/login",
+      { ["Content-Type"] = "application/json", ["X-Forwarded-For"] = ip }, login_body)
+  end
+  i = i + 1
+  if i > n then i = 1 end
+  return reqs[i]
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'BENCH_JSON {"requests":%d,"duration_us":%d,"bytes":%d,"connect_errors":%d,"read_errors":%d,' ..
+    '"write_errors":%d,"status_errors":%d,"timeouts":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,' ..
+    '"p999_us":%d,"max_us":%d,"mean_us":%.1f}\n',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9),
+    latency.max, latency.mean))
+end

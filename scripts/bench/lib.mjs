@@ -1,0 +1,215 @@
+// Plumbing for `npm run bench`: child processes (always killed on exit), wrk runs, free ports,
+// RSS of a process tree, and small statistics. Node 20 built-ins only.
+import { spawn } from 'node:child_process'
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const BENCH_DIR = dirname(fileURLToPath(import.meta.url))
+export const ROOT = join(BENCH_DIR, '..', '..')
+export const LUA = join(BENCH_DIR, 'bench.lua')
+
+// ---------------------------------------------------------------------------------------------
+// Child processes. Each runs in its own process group (detached), so that killing the group
+// reaches its workers (node:cluster, nginx) too; every one is killed when we exit, however.
+
+const live = new Set()
+
+export function spawnTracked(command, args, options) {
+  const child = spawn(command, args, { ...options, detached: true })
+  const entry = { child, pid: child.pid }
+  live.add(entry)
+  child.exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      live.delete(entry)
+      resolve({ code, signal })
+    })
+    child.once('error', (err) => {
+      live.delete(entry)
+      resolve({ code: null, signal: null, err })
+    })
+  })
+  return child
+}
+
+function killGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    try {
+      process.kill(pid, signal)
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** SIGTERM the child's group, then SIGKILL it if it has not exited within graceMs. */
+export async function stopChild(child, graceMs = 15_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exited
+  killGroup(child.pid, 'SIGTERM')
+  const timer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), graceMs)
+  const result = await child.exited
+  clearTimeout(timer)
+  // The group may still hold children that outlived their parent.
+  killGroup(child.pid, 'SIGKILL')
+  return result
+}
+
+/** Synchronous last resort (process 'exit'): SIGKILL every group still alive. */
+export function killAllNow() {
+  for (const { pid } of live) killGroup(pid, 'SIGKILL')
+  live.clear()
+}
+
+export async function stopAll() {
+  await Promise.all([...live].map(({ child }) => stopChild(child, 3_000)))
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Starts a server process whose stdout and stderr go to logFile, and waits until the log has
+ * `count` lines whose JSON msg is "listening". Returns the child and the first such line.
+ */
+export async function startLogged(name, command, args, { env, cwd = ROOT, logFile, count = 1, timeoutMs = 120_000 }) {
+  const fd = openSync(logFile, 'a')
+  const child = spawnTracked(command, args, { cwd, env, stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  const deadline = Date.now() + timeoutMs
+  let exited = false
+  child.exited.then(() => (exited = true))
+  for (;;) {
+    const lines = readFileSync(logFile, 'utf8').split('\n')
+    const found = []
+    for (const line of lines) {
+      if (!line.startsWith('{')) continue
+      try {
+        const msg = JSON.parse(line)
+        if (msg.msg === 'listening') found.push(msg)
+      } catch {
+        /* not ours */
+      }
+    }
+    if (found.length >= count) return { child, listening: found[0], logFile }
+    if (exited || Date.now() > deadline) {
+      await stopChild(child, 2_000)
+      const tail = lines.slice(-20).join('\n')
+      throw new Error(`${name} did not start (${exited ? 'it exited' : 'timed out'}); log ${logFile}:\n${tail}`)
+    }
+    await sleep(50)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// wrk
+
+/**
+ * One wrk run against url with bench.lua in the given mode; resolves to the parsed BENCH_JSON
+ * plus rps. Throws when wrk fails or prints no result.
+ */
+export async function runWrk({ url, connections, seconds, threads = 1, args, timeout = '5s' }) {
+  const wrkArgs = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', timeout, '-s', LUA, url, '--', ...args]
+  const child = spawnTracked('wrk', wrkArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (out += d))
+  const { code, signal, err } = await child.exited
+  if (err) throw err
+  const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '))
+  if (code !== 0 || line === undefined) {
+    throw new Error(`wrk ${wrkArgs.join(' ')} failed (${code ?? signal}):\n${out.slice(-2000)}`)
+  }
+  return withRate(JSON.parse(line.slice('BENCH_JSON '.length)))
+}
+
+export function withRate(r) {
+  const errors = r.connect_errors + r.read_errors + r.write_errors + r.timeouts
+  return { ...r, rps: r.requests / (r.duration_us / 1e6), socket_errors: errors }
+}
+
+/** Runs a node script that prints BENCH_JSON (scrypt.mjs). */
+export async function runNodeJson(script, args) {
+  const child = spawnTracked(process.execPath, [script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (out += d))
+  const { code } = await child.exited
+  const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '))
+  if (code !== 0 || line === undefined) throw new Error(`${script} failed (${code}):\n${out.slice(-2000)}`)
+  return withRate(JSON.parse(line.slice('BENCH_JSON '.length)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+/** pid and all its descendants, from /proc/{pid}/stat. */
+export function processTree(root) {
+  const children = new Map()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      // the command may contain spaces and parentheses: fields start after the last ')'
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const ppid = Number(fields[1])
+      if (!children.has(ppid)) children.set(ppid, [])
+      children.get(ppid).push(Number(entry))
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const out = []
+  const walk = (pid) => {
+    out.push(pid)
+    for (const c of children.get(pid) ?? []) walk(c)
+  }
+  walk(root)
+  return out
+}
+
+/** Sum of VmRSS and of VmHWM (peak) over the process tree, in bytes. */
+export function treeMemory(root) {
+  let rss = 0
+  let hwm = 0
+  let processes = 0
+  for (const pid of processTree(root)) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+      rss += Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024
+      hwm += Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024
+      processes++
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return { rss, hwm, processes }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+export function median(values) {
+  const s = [...values].sort((a, b) => a - b)
+  if (s.length === 0) return NaN
+  const mid = s.length >> 1
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+
+export const min = (values) => Math.min(...values)
+export const max = (values) => Math.max(...values)

@@ -1,0 +1,145 @@
+// Configuration: read from the environment once, validated, frozen (contract §8).
+// Nothing else in the service reads process.env.
+import { BlockList, isIP } from 'node:net'
+import { resolve } from 'node:path'
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+export type AccessLog = 'all' | 'api' | 'off'
+
+export interface Config {
+  host: string
+  port: number
+  databaseUrl: string | undefined
+  dataDir: string
+  /** undefined: derived from the listening port once it is known */
+  baseUrl: string | undefined
+  appUrl: string
+  sessionTtlSeconds: number
+  trustProxy: BlockList | undefined
+  logLevel: LogLevel
+  /** which requests get an access-log line: every one, all but redirects, or none */
+  accessLog: AccessLog
+  workers: number
+  /** byte budget of the redirect cache (0 disables it) */
+  cacheMaxBytes: number
+  /** how long an unknown code is remembered as unknown */
+  negativeCacheMs: number
+  visitFlushMs: number
+  /** scrypt cost: N = 2 ** scryptLog2N */
+  scryptLog2N: number
+  shutdownTimeoutMs: number
+}
+
+export const DEFAULT_APP_URL = 'http://localhost:3000'
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const port = int(env, 'PORT', 8080, 0, 65_535)
+  const databaseUrl = nonEmpty(env.DATABASE_URL)
+  const workers = int(env, 'WORKERS', 1, 1, 64)
+  if (workers > 1 && databaseUrl === undefined) {
+    throw new ConfigError('WORKERS > 1 needs DATABASE_URL: the embedded database belongs to one process')
+  }
+  const baseUrl = optionalUrl(env, 'BASE_URL')
+  const appUrl = optionalUrl(env, 'APP_URL') ?? DEFAULT_APP_URL
+  if (new URL(appUrl).search !== '' || new URL(appUrl).hash !== '') {
+    throw new ConfigError('APP_URL must not have a query or fragment: "/" is appended to it')
+  }
+  // GET / answers 301 to {APP_URL}/: pointing it at our own root would loop (contract §8).
+  const ownBase = baseUrl ?? (port === 0 ? undefined : `http://localhost:${port}`)
+  if (ownBase !== undefined && isSameRoot(appUrl, ownBase)) {
+    throw new ConfigError(`APP_URL (${appUrl}) must not be the service's own root (${ownBase}): GET / would redirect to itself`)
+  }
+  return Object.freeze({
+    host: nonEmpty(env.HOST) ?? '127.0.0.1',
+    port,
+    databaseUrl,
+    dataDir: resolve(nonEmpty(env.DATA_DIR) ?? './data'),
+    baseUrl,
+    appUrl,
+    sessionTtlSeconds: int(env, 'SESSION_TTL_SECONDS', 86_400, 1, 31_536_000),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY ?? ''),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    accessLog: oneOf(env, 'ACCESS_LOG', ['all', 'api', 'off'] as const, 'all'),
+    workers,
+    cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
+    negativeCacheMs: int(env, 'NEGATIVE_CACHE_MS', 5_000, 0, 60_000),
+    visitFlushMs: int(env, 'VISIT_FLUSH_MS', 1_000, 10, 60_000),
+    scryptLog2N: int(env, 'SCRYPT_LOG2_N', 16, 10, 20),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  })
+}
+
+/** BASE_URL when set, else http://localhost:{port} with the port actually bound. */
+export function baseUrlFor(config: Config, boundPort: number): string {
+  return config.baseUrl ?? `http://localhost:${boundPort}`
+}
+
+/** Same scheme, host and port (URL.origin normalises case and default ports), and path "/". */
+function isSameRoot(a: string, b: string): boolean {
+  const [x, y] = [new URL(a), new URL(b)]
+  return x.origin === y.origin && x.pathname === '/' && y.pathname === '/'
+}
+
+/** "10.0.0.1, 10.1.0.0/16, ::1" → a BlockList; undefined when empty. */
+export function parseTrustProxy(value: string): BlockList | undefined {
+  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  if (items.length === 0) return undefined
+  const list = new BlockList()
+  for (const item of items) {
+    const [address = '', bits] = item.split('/')
+    const family = isIP(address)
+    if (family === 0) throw new ConfigError(`TRUST_PROXY: "${item}" is not an IP address or CIDR`)
+    const type = family === 4 ? 'ipv4' : 'ipv6'
+    if (bits === undefined) {
+      list.addAddress(address, type)
+      continue
+    }
+    const prefix = Number(bits)
+    if (!/^\d+$/.test(bits) || prefix > (family === 4 ? 32 : 128)) {
+      throw new ConfigError(`TRUST_PROXY: "${item}" has an invalid prefix length`)
+    }
+    list.addSubnet(address, prefix, type)
+  }
+  return list
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim()
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name])
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}`)
+  }
+  return value
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env[name])
+  if (raw === undefined) return fallback
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}`)
+  return raw as T
+}
+
+/** An absolute http(s) URL without a trailing slash, so "{url}/r/..." never doubles it. */
+function optionalUrl(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env[name])
+  if (raw === undefined) return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http or https URL`)
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an absolute http or https URL`)
+  }
+  return raw.replace(/\/+$/, '')
+}

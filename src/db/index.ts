@@ -1,0 +1,117 @@
+// The one `postgres` client: a real PostgreSQL at DATABASE_URL, or an embedded PGlite served on a
+// private Unix socket so that the same driver and the same SQL run on both (design card).
+import { mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+
+export type Sql = postgres.Sql<Record<string, never>>
+export type Tx = postgres.TransactionSql<Record<string, never>>
+
+export interface Database {
+  sql: Sql
+  /** true for the embedded PGlite default: one process, one connection */
+  embedded: boolean
+  /** the PostgreSQL URL, when there is a real server (for LISTEN and other nodes) */
+  url: string | undefined
+  close(timeoutSeconds?: number): Promise<void>
+}
+
+const common = {
+  onnotice: () => {},
+  // The name an operator sees in pg_stat_activity.
+  connection: { application_name: 'link-service' },
+} as const
+
+export async function openDatabase(databaseUrl: string | undefined, dataDir: string): Promise<Database> {
+  if (databaseUrl !== undefined) {
+    const sql = postgres(databaseUrl, { ...common, max: 10, idle_timeout: 60, connect_timeout: 10 })
+    return { sql, embedded: false, url: databaseUrl, close: (timeout = 5) => sql.end({ timeout }) }
+  }
+  return openEmbedded(dataDir)
+}
+
+async function openEmbedded(dataDir: string): Promise<Database> {
+  // Loaded only when needed: the WASM build is large and a real deployment never touches it.
+  const { PGlite } = await import('@electric-sql/pglite')
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  const unlock = await lockDataDir(dataDir)
+  const pglite = await PGlite.create(dataDir)
+  // mkdtemp makes a 0700 directory: only this user can reach the unauthenticated socket.
+  const socketDir = await mkdtemp(join(tmpdir(), 'link-service-'))
+  const socketPath = join(socketDir, '.s.PGSQL.5432')
+  const server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 1 })
+  await server.start()
+  // PGlite runs one query at a time; one connection keeps transactions from interleaving.
+  const sql = postgres({ ...common, path: socketPath, max: 1, user: 'postgres', database: 'postgres' })
+  return {
+    sql,
+    embedded: true,
+    url: undefined,
+    async close(timeout = 5) {
+      await sql.end({ timeout })
+      await server.stop()
+      await pglite.close()
+      await rm(socketDir, { recursive: true, force: true })
+      await unlock()
+    },
+  }
+}
+
+/**
+ * PGlite does not lock its directory, and two processes on one directory would corrupt it.
+ * A pid file does: taken exclusively, and taken over only when its process is gone.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const file = join(dataDir, 'link-service.pid')
+  for (;;) {
+    try {
+      const handle = await open(file, 'wx', 0o600)
+      await handle.writeFile(String(process.pid))
+      await handle.close()
+      return () => rm(file, { force: true })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      const holder = Number(await readFile(file, 'utf8').catch(() => '0'))
+      if (isRunning(holder)) {
+        throw new Error(`DATA_DIR ${dataDir} is in use by process ${holder} (remove ${file} if that is wrong)`)
+      }
+      await rm(file, { force: true })
+    }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    // EPERM: the pid now belongs to another user. DATA_DIR is 0700, so that is not one of us.
+    return false
+  }
+}
+
+/** True for errors that mean "the database cannot be reached", which we answer with 503. */
+export function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return (
+    typeof code === 'string' &&
+    (code === 'CONNECTION_CLOSED' ||
+      code === 'CONNECTION_ENDED' ||
+      code === 'CONNECTION_DESTROYED' ||
+      code === 'CONNECT_TIMEOUT' ||
+      code === 'ECONNREFUSED' ||
+      code === 'ECONNRESET' ||
+      code === 'ENOTFOUND' ||
+      code === 'ETIMEDOUT' ||
+      code === 'EPIPE' ||
+      code === '57P01' || // admin_shutdown
+      code === '57P03' || // cannot_connect_now
+      code === '53300') // too_many_connections
+  )
+}
+
+/** PostgreSQL unique_violation, for queries that turn it into a result. */
+export const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505'

@@ -1,0 +1,61 @@
+// One error type for every client-visible failure, and the catalogue of codes (contract §2).
+
+export type FieldErrorCode = 'REQUIRED' | 'TYPE' | 'TOO_SHORT' | 'TOO_LONG' | 'INVALID'
+
+export interface FieldError {
+  field: string
+  code: FieldErrorCode
+  message: string
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    readonly errors?: FieldError[],
+  ) {
+    super(message)
+    this.name = 'HttpError'
+  }
+}
+
+export const routeNotFound = () => new HttpError(404, 'ROUTE_NOT_FOUND', 'no such route')
+export const methodNotAllowed = (allow: string) =>
+  new HttpError(405, 'METHOD_NOT_ALLOWED', 'method not allowed on this route', { allow })
+export const unauthorized = () =>
+  new HttpError(401, 'UNAUTHORIZED', 'a valid bearer token is required', { 'www-authenticate': 'Bearer' })
+export const invalidCredentials = () =>
+  new HttpError(401, 'INVALID_CREDENTIALS', 'username or password is incorrect')
+export const currentPasswordIncorrect = () =>
+  new HttpError(403, 'CURRENT_PASSWORD_INCORRECT', 'current_password is incorrect')
+export const linkNotFound = () => new HttpError(404, 'LINK_NOT_FOUND', 'no such link')
+export const usernameTaken = () => new HttpError(409, 'USERNAME_TAKEN', 'username is already taken')
+export const codeTaken = () => new HttpError(409, 'CODE_TAKEN', 'code is already in use or was used before')
+export const linkLimitExceeded = (max: number) =>
+  new HttpError(409, 'LINK_LIMIT_EXCEEDED', `an account may own at most ${max} links`)
+// 413 closes the connection: otherwise Node would drain the rest of the unread body to reuse the socket.
+export const bodyTooLarge = (max: number) =>
+  new HttpError(413, 'REQUEST_BODY_TOO_LARGE', `request body is larger than ${max} bytes`, { connection: 'close' })
+export const unsupportedMediaType = () =>
+  new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json (charset utf-8)')
+export const invalidBody = (message: string) => new HttpError(422, 'INVALID_FORM_BODY', message)
+export const invalidFields = (errors: FieldError[]) =>
+  new HttpError(
+    422,
+    'INVALID_FORM_BODY',
+    errors.map((e) => `${e.field}: ${e.message}`).join('; '),
+    {},
+    errors,
+  )
+export const rateLimited = (retryAfterSeconds: number) =>
+  new HttpError(429, 'RATE_LIMIT_EXCEEDED', 'too many requests; retry later', {
+    'retry-after': String(retryAfterSeconds),
+  })
+export const badRequest = (message: string) => new HttpError(400, 'BAD_REQUEST', message)
+export const expectationFailed = () =>
+  new HttpError(417, 'EXPECTATION_FAILED', 'only "Expect: 100-continue" is supported')
+export const internalError = () => new HttpError(500, 'INTERNAL_ERROR', 'internal error')
+export const serviceUnavailable = () =>
+  new HttpError(503, 'SERVICE_UNAVAILABLE', 'the database is unavailable; retry later', { 'retry-after': '1' })

@@ -1,0 +1,65 @@
+// Handlers return a Reply; only this module writes one to the response.
+import type { ServerResponse } from 'node:http'
+import { HttpError } from './errors.js'
+
+export type Headers = Record<string, string>
+
+export interface Reply {
+  status: number
+  headers?: Headers
+  body?: unknown
+}
+
+const JSON_HEADER = 'content-type'
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+export const json = (status: number, body: unknown, headers?: Headers): Reply => ({ status, body, headers })
+export const noContent = (): Reply => ({ status: 204 })
+
+export function send(res: ServerResponse, reply: Reply, base: Headers): void {
+  const headers: Headers = { ...base, ...reply.headers }
+  if (reply.body === undefined) {
+    if (reply.status !== 204 && reply.status !== 304) headers['content-length'] = '0'
+    res.writeHead(reply.status, headers)
+    res.end()
+    return
+  }
+  const payload = Buffer.from(JSON.stringify(reply.body))
+  headers[JSON_HEADER] = JSON_TYPE
+  headers['content-length'] = String(payload.length)
+  res.writeHead(reply.status, headers)
+  res.end(payload)
+}
+
+/**
+ * The redirect path's writers: one writeHead with a flat header list and nothing else built.
+ * Only the request id varies; everything else was computed on write or at start.
+ */
+export function sendFound(res: ServerResponse, location: string, requestId: string): void {
+  res.writeHead(302, ['location', location, 'cache-control', 'no-store', 'content-length', '0', 'x-request-id', requestId])
+  res.end()
+}
+
+export interface Prerendered {
+  status: number
+  body: Buffer
+  contentLength: string
+}
+
+/** An error (one without headers of its own) rendered to bytes once, for a path that answers it often. */
+export function prerender(err: HttpError): Prerendered {
+  if (Object.keys(err.headers).length > 0) throw new Error(`${err.code} has headers: not prerenderable`)
+  const body = Buffer.from(JSON.stringify(errorReply(err).body))
+  return { status: err.status, body, contentLength: String(body.length) }
+}
+
+export function sendPrerendered(res: ServerResponse, p: Prerendered, requestId: string): void {
+  res.writeHead(p.status, [JSON_HEADER, JSON_TYPE, 'content-length', p.contentLength, 'x-request-id', requestId])
+  res.end(p.body)
+}
+
+export function errorReply(err: HttpError): Reply {
+  const body: { code: string; message: string; errors?: unknown } = { code: err.code, message: err.message }
+  if (err.errors !== undefined) body.errors = err.errors
+  return { status: err.status, headers: err.headers, body }
+}

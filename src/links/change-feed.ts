@@ -1,0 +1,117 @@
+// Cross-node cache invalidation: LISTEN link_changed on a dedicated connection. While that
+// connection is down the cache is off and empty, so a lost notification can never leave a
+// stale redirect behind; when it is back, the cache starts again from empty.
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+import type { Logger } from '../log.js'
+import { LINK_CHANNEL } from './queries.js'
+import type { RedirectCache } from './redirect-cache.js'
+
+const HEARTBEAT_MS = 2_000
+const MAX_BACKOFF_MS = 5_000
+
+export class LinkChangeFeed {
+  readonly #sql: postgres.Sql
+  /** unique per node, so an operator (or a test) can find this connection in pg_stat_activity */
+  readonly applicationName = `link-service-listener-${randomBytes(4).toString('hex')}`
+  #listening = false
+  #stopped = false
+  #backoffMs = 100
+  #heartbeat: NodeJS.Timeout | undefined
+  #retry: NodeJS.Timeout | undefined
+
+  constructor(
+    url: string,
+    readonly cache: RedirectCache,
+    readonly log: Logger,
+  ) {
+    // onnotify is a real postgres.js option (the one its own listen() uses) but is not typed.
+    const options = {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: 0,
+      fetch_types: false,
+      connect_timeout: 5,
+      onnotice: () => {},
+      connection: { application_name: this.applicationName },
+      onnotify: (channel: string, code: string) => {
+        if (channel === LINK_CHANNEL) cache.invalidate(code)
+      },
+      onclose: () => this.#lost('connection closed'),
+    }
+    this.#sql = postgres(url, options)
+  }
+
+  get listening(): boolean {
+    return this.#listening
+  }
+
+  /** Resolves once listening (or throws); later losses are retried in the background. */
+  async start(): Promise<void> {
+    this.cache.setEnabled(false)
+    await this.#listen()
+    this.#heartbeat = setInterval(() => void this.#check(), HEARTBEAT_MS).unref()
+  }
+
+  async #listen(): Promise<void> {
+    await this.#sql`listen link_changed`
+    this.#listening = true
+    this.#backoffMs = 100
+    // Anything may have changed while we were not listening: start from empty.
+    this.cache.setEnabled(true)
+  }
+
+  /**
+   * A connection can die without closing (a network that drops packets sends no RST): then
+   * notifications stop and nothing says so. A heartbeat that fails, or gets no answer within
+   * its interval, counts as a loss.
+   */
+  async #check(): Promise<void> {
+    if (!this.#listening) return
+    let timer: NodeJS.Timeout | undefined
+    const silence = new Promise<'silent'>((resolve) => {
+      timer = setTimeout(() => resolve('silent'), HEARTBEAT_MS).unref()
+    })
+    try {
+      if ((await Promise.race([this.#sql`select 1`.then(() => 'answered' as const), silence])) === 'silent') {
+        this.#lost('heartbeat unanswered')
+      }
+    } catch {
+      this.#lost('heartbeat failed')
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  #lost(why: string): void {
+    if (this.#stopped) return
+    this.cache.setEnabled(false)
+    if (!this.#listening && this.#retry !== undefined) return
+    this.#listening = false
+    this.log.warn('link change feed lost; redirect cache off until it is back', { why })
+    this.#scheduleRetry()
+  }
+
+  #scheduleRetry(): void {
+    clearTimeout(this.#retry)
+    this.#retry = setTimeout(() => {
+      this.#listen().then(
+        () => {
+          this.#retry = undefined
+          this.log.info('link change feed back; redirect cache on')
+        },
+        () => {
+          this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs * 2)
+          this.#scheduleRetry()
+        },
+      )
+    }, this.#backoffMs).unref()
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearInterval(this.#heartbeat)
+    clearTimeout(this.#retry)
+    await this.#sql.end({ timeout: 1 })
+  }
+}

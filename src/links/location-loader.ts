@@ -1,0 +1,46 @@
+// Cache misses on the redirect path, gathered per event-loop turn into one query: under load a
+// statement per miss costs the database more than the look-ups themselves, and a burst of misses
+// for one code (after a cache clear) becomes a single read.
+import type { Sql } from '../db/index.js'
+import { findLocations } from './queries.js'
+
+const MAX_BATCH = 500
+
+type Waiter = { resolve: (location: string | undefined) => void; reject: (err: unknown) => void }
+
+export class LocationLoader {
+  #pending = new Map<string, Waiter[]>()
+  #scheduled = false
+
+  constructor(readonly sql: Sql) {}
+
+  /** The Location of a live code, or undefined. Joins a batch that has not been sent yet. */
+  load(code: string): Promise<string | undefined> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.#pending.get(code)
+      if (waiters !== undefined) waiters.push({ resolve, reject })
+      else this.#pending.set(code, [{ resolve, reject }])
+      if (this.#pending.size >= MAX_BATCH) this.#send()
+      else if (!this.#scheduled) {
+        this.#scheduled = true
+        setImmediate(() => this.#send())
+      }
+    })
+  }
+
+  #send(): void {
+    this.#scheduled = false
+    if (this.#pending.size === 0) return
+    const batch = this.#pending
+    this.#pending = new Map()
+    findLocations(this.sql, [...batch.keys()]).then(
+      (rows) => {
+        const found = new Map(rows.map((r) => [r.code, r.location]))
+        for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
+      },
+      (err: unknown) => {
+        for (const waiters of batch.values()) for (const w of waiters) w.reject(err)
+      },
+    )
+  }
+}

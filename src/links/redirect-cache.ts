@@ -1,0 +1,111 @@
+// The redirect cache: code → ready Location, or a short-lived "unknown", within a byte budget.
+// Eviction is CLOCK (second chance), an approximation of least-recently-used in which a hit only
+// sets a flag: the hot path never reorders the Map, so it allocates nothing. Writes bump an
+// epoch, so a read that raced a write can never store what it read before the write.
+
+const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
+const MISSING_ENTRY_BYTES = ENTRY_OVERHEAD_BYTES
+
+/** What `get` knows: a Location, MISSING for a code known not to exist, or undefined. */
+export const MISSING = null
+
+interface Entry {
+  /** the Location, or null for "unknown" */
+  location: string | null
+  /** for "unknown": until when (ms, monotonic) */
+  until: number
+  /** read since the clock hand last passed: gets a second chance */
+  used: boolean
+}
+
+export class RedirectCache {
+  readonly #entries = new Map<string, Entry>()
+  #bytes = 0
+  #epoch = 0
+  #enabled = true
+
+  constructor(
+    readonly maxBytes: number,
+    readonly negativeMs: number,
+    readonly now: () => number = () => performance.now(),
+  ) {}
+
+  get size(): number {
+    return this.#entries.size
+  }
+
+  get bytes(): number {
+    return this.#bytes
+  }
+
+  /** Take this before reading the database; pass it to `set` after. */
+  get epoch(): number {
+    return this.#epoch
+  }
+
+  get(code: string): string | typeof MISSING | undefined {
+    const entry = this.#entries.get(code)
+    if (entry === undefined) return undefined
+    if (entry.location !== null) {
+      entry.used = true
+      return entry.location
+    }
+    if (entry.until > this.now()) return MISSING
+    this.#remove(code)
+    return undefined
+  }
+
+  /** Stores what the database said (a Location or undefined), unless a write happened since `epoch`. */
+  set(code: string, location: string | undefined, epoch: number): void {
+    if (!this.#enabled || epoch !== this.#epoch) return
+    if (location === undefined && this.negativeMs === 0) return
+    const cost = costOf(location ?? null)
+    if (cost > this.maxBytes) return
+    this.#remove(code)
+    while (this.#bytes + cost > this.maxBytes) this.#evictOne()
+    this.#entries.set(code, { location: location ?? null, until: location === undefined ? this.now() + this.negativeMs : 0, used: false })
+    this.#bytes += cost
+  }
+
+  invalidate(code: string): void {
+    this.#epoch++
+    this.#remove(code)
+  }
+
+  clear(): void {
+    this.#epoch++
+    this.#entries.clear()
+    this.#bytes = 0
+  }
+
+  /** While disabled (e.g. the change feed is down) nothing is stored, so nothing can go stale. */
+  setEnabled(enabled: boolean): void {
+    this.#enabled = enabled
+    this.clear()
+  }
+
+  /** The clock hand is the Map's insertion order: a used entry goes to the back, unused. */
+  #evictOne(): void {
+    for (;;) {
+      const [code, entry] = this.#entries.entries().next().value as [string, Entry]
+      if (!entry.used) {
+        this.#remove(code)
+        return
+      }
+      entry.used = false
+      this.#entries.delete(code)
+      this.#entries.set(code, entry)
+    }
+  }
+
+  #remove(code: string): void {
+    const entry = this.#entries.get(code)
+    if (entry === undefined) return
+    this.#entries.delete(code)
+    this.#bytes -= costOf(entry.location)
+  }
+}
+
+function costOf(location: string | null): number {
+  return location === null ? MISSING_ENTRY_BYTES : ENTRY_OVERHEAD_BYTES + location.length
+}

@@ -1,0 +1,46 @@
+// The client address for rate limiting (contract §7): the socket peer, unless the peer is a
+// trusted proxy; then the right-most X-Forwarded-For address that is not a trusted proxy.
+import type { IncomingMessage } from 'node:http'
+import { isIP, type BlockList } from 'node:net'
+
+export function clientIp(req: IncomingMessage, trustProxy: BlockList | undefined): string {
+  const peer = plain(req.socket.remoteAddress ?? '')
+  if (trustProxy === undefined || !isTrusted(trustProxy, peer)) return peer
+  const header = req.headers['x-forwarded-for']
+  if (header === undefined) return peer
+  const hops = (Array.isArray(header) ? header.join(',') : header).split(',')
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = plain(hops[i]!.trim())
+    // A malformed entry was not written by a proxy we trust: stop believing the header there.
+    if (isIP(hop) === 0) return peer
+    if (!isTrusted(trustProxy, hop)) return hop
+  }
+  return peer
+}
+
+/** IPv4-mapped IPv6 (::ffff:1.2.3.4) counts as the plain IPv4 address. */
+function plain(address: string): string {
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+}
+
+function isTrusted(list: BlockList, address: string): boolean {
+  const family = isIP(address)
+  return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6')
+}
+
+/**
+ * The rate-limit bucket of an address. IPv6 clients are grouped by /64, the usual size of one
+ * site's network: counting each IPv6 address alone would give every client 2^64 buckets.
+ */
+export function rateLimitKey(address: string): string {
+  if (isIP(address) !== 6) return address
+  const [head = '', tail] = address.split('::') as [string, string | undefined]
+  const groups = (s: string) => (s === '' ? [] : s.split(':'))
+  // A trailing dotted quad (::ffff:1.2.3.4 forms) fills two groups.
+  const width = (gs: string[]) => gs.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0)
+  const left = groups(head)
+  const right = tail === undefined ? [] : groups(tail)
+  const zeros = tail === undefined ? [] : Array<string>(8 - width(left) - width(right)).fill('0')
+  const full = [...left, ...zeros, ...right]
+  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`
+}

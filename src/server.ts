@@ -1,0 +1,98 @@
+// Entry point: `node dist/server.js`. Reads the config, then serves in this process, or with
+// WORKERS > 1 runs that many workers sharing the port and restarts any that dies.
+import cluster from 'node:cluster'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { createLogger, type Logger } from './log.js'
+import { startService } from './service.js'
+
+// dist/server.js → ../sql; build/src/server.js (the test build) → ../../sql
+const MIGRATIONS_DIR = [new URL('../sql/', import.meta.url), new URL('../../sql/', import.meta.url)]
+  .map((u) => fileURLToPath(u))
+  .find((dir) => existsSync(join(dir, '0001_init.sql')))!
+const RESTART_DELAY_MS = 1_000
+
+async function main(): Promise<void> {
+  let config: Readonly<Config>
+  try {
+    config = loadConfig()
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    process.stderr.write(`configuration error: ${err.message}\n`)
+    process.exit(78) // EX_CONFIG: systemd's RestartPreventExitStatus can stop retrying it
+  }
+  const log = createLogger(config.logLevel)
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log)
+  await serve(config, log)
+}
+
+async function serve(config: Readonly<Config>, log: Logger): Promise<void> {
+  // Listen for signals before starting: a stop during migrations waits for them to finish,
+  // then shuts down cleanly, instead of killing the process mid-transaction.
+  let stopSignal: string | undefined
+  let stop = (signal: string) => {
+    stopSignal ??= signal
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+
+  const service = await startService(config, log, MIGRATIONS_DIR)
+  log.info('listening', {
+    url: service.url,
+    base_url: service.deps.baseUrl,
+    database: service.db.embedded ? `embedded (${config.dataDir})` : 'postgresql',
+  })
+  let stopping = false
+  stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log.info('shutting down', { signal })
+    service.close().then(
+      () => {
+        log.info('stopped')
+        log.flush()
+        process.exit(0)
+      },
+      (err: unknown) => {
+        log.error('shutdown failed', { err })
+        log.flush()
+        process.exit(1)
+      },
+    )
+  }
+  if (stopSignal !== undefined) stop(stopSignal)
+}
+
+function runPrimary(config: Readonly<Config>, log: Logger): void {
+  let stopping = false
+  const fork = () => cluster.fork()
+  for (let i = 0; i < config.workers; i++) fork()
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        log.info('stopped')
+        log.flush()
+        process.exit(0)
+      }
+      return
+    }
+    log.error('worker died; restarting it', { worker_pid: worker.process.pid, code, signal })
+    setTimeout(fork, RESTART_DELAY_MS)
+  })
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    log.info('shutting down workers', { signal })
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  log.info('primary started', { workers: config.workers })
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`failed to start: ${err instanceof Error ? err.stack : String(err)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,144 @@
+// Starts one serving process: database, migrations, background jobs and the HTTP server.
+// server.ts calls it from the command line; the tests call it with their own config.
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { AddressInfo, Socket } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { createApp } from './app.js'
+import { hashPassword } from './auth/passwords.js'
+import { deleteExpiredSessions } from './auth/sessions.js'
+import { baseUrlFor, type Config } from './config.js'
+import type { Deps } from './context.js'
+import { openDatabase, type Database } from './db/index.js'
+import { migrate } from './db/migrate.js'
+import { declaresTooMuch } from './http/body.js'
+import { requestIdFor } from './http/request-id.js'
+import { LinkChangeFeed } from './links/change-feed.js'
+import { LocationLoader } from './links/location-loader.js'
+import { RedirectCache } from './links/redirect-cache.js'
+import { VisitCounter } from './links/visits.js'
+import type { Logger } from './log.js'
+import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
+
+const SESSION_SWEEP_MS = 60_000
+const MAX_HEADER_BYTES = 16 * 1024
+
+export interface Service {
+  server: Server
+  url: string
+  deps: Deps
+  db: Database
+  /** the cross-node cache invalidation feed; only with a real PostgreSQL */
+  feed: LinkChangeFeed | undefined
+  close(): Promise<void>
+}
+
+export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string): Promise<Service> {
+  const db = await openDatabase(config.databaseUrl, config.dataDir)
+  const applied = await migrate(db.sql, migrationsDir)
+  if (applied.length > 0) log.info('migrations applied', { versions: applied })
+
+  const cache = new RedirectCache(config.cacheMaxBytes, config.negativeCacheMs)
+  // Several nodes may share a real database: they learn of each other's link writes by NOTIFY,
+  // and share the rate limit's buckets. The embedded database has one process only.
+  const feed = db.url === undefined ? undefined : new LinkChangeFeed(db.url, cache, log)
+  await feed?.start()
+  const limiter: Limiter = db.url === undefined ? new MemoryLimiter() : new PostgresLimiter(db.sql)
+  const visits = new VisitCounter(db.sql, log, config.visitFlushMs)
+  visits.start()
+  const sweep = setInterval(() => {
+    deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
+  }, SESSION_SWEEP_MS).unref()
+
+  const deps: Deps = {
+    config,
+    sql: db.sql,
+    baseUrl: '', // set once the port is known
+    limiter,
+    cache,
+    locations: new LocationLoader(db.sql),
+    visits,
+    log,
+    dummyPasswordHash: await hashPassword(randomBytes(16).toString('base64url'), config.scryptLog2N),
+  }
+  const app = createApp(deps)
+  const server = createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // Slow clients cannot hold a connection: whole headers within 10 s, whole request in 30 s.
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: 1_000,
+      // The app answers a missing Host itself, with X-Request-Id and our error shape.
+      requireHostHeader: false,
+    },
+    app,
+  )
+  // "Expect: 100-continue": invite the body only when it may be sent; otherwise the app answers
+  // 413 at once and the client never uploads it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!declaresTooMuch(req)) res.writeContinue()
+    app(req, res)
+  })
+  server.on('checkExpectation', app)
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket))
+  // CONNECT's target is "host:port", never one of our paths (Node would otherwise just hang up).
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => writeRawError(socket, 404, 'ROUTE_NOT_FOUND', 'no such route'))
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(config.port, config.host, () => resolve())
+  })
+  const port = (server.address() as AddressInfo).port
+  deps.baseUrl = baseUrlFor(config, port)
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+
+  let closing: Promise<void> | undefined
+  const close = () =>
+    (closing ??= (async () => {
+      await stopAccepting(server, config.shutdownTimeoutMs)
+      clearInterval(sweep)
+      limiter.close()
+      await visits.stop()
+      await feed?.stop()
+      await db.close()
+    })())
+  return { server, url, deps, db, feed, close }
+}
+
+/** Stops listening, closes idle keep-alive sockets, and gives in-flight requests a bounded time. */
+async function stopAccepting(server: Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  server.closeIdleConnections()
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs)
+  await closed
+  clearTimeout(timer)
+}
+
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE', 'request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'request took too long'],
+}
+
+/** Malformed, oversized or too-slow requests that never reach the app still get our error shape. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy()
+    return
+  }
+  const [status, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'BAD_REQUEST', 'malformed HTTP request']
+  writeRawError(socket, status, code, message)
+}
+
+/** Answers on a socket the http module has handed over, then closes it. */
+function writeRawError(socket: Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ code, message })
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'content-type: application/json; charset=utf-8\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${requestIdFor(undefined)}\r\n` +
+      'connection: close\r\n\r\n' +
+      body,
+  )
+}

@@ -1,0 +1,83 @@
+// Account queries. HTTP stays out: a taken username is a result, not a status.
+import type { Sql } from '../db/index.js'
+import { isUniqueViolation } from '../db/index.js'
+
+export interface UserRow {
+  id: string
+  username: string
+  display_name: string
+  created_at: Date
+}
+
+export async function insertUser(
+  sql: Sql,
+  user: { username: string; displayName: string; passwordHash: string },
+): Promise<UserRow | 'taken'> {
+  try {
+    const [row] = await sql<UserRow[]>`
+      insert into users (username, display_name, password_hash)
+      values (${user.username}, ${user.displayName}, ${user.passwordHash})
+      returning id, username, display_name, created_at`
+    return row!
+  } catch (err) {
+    // The unique index decides, so two racing registrations cannot both win.
+    if (isUniqueViolation(err)) return 'taken'
+    throw err
+  }
+}
+
+export async function findLogin(sql: Sql, username: string): Promise<{ id: string; password_hash: string } | undefined> {
+  const [row] = await sql<{ id: string; password_hash: string }[]>`
+    select id, password_hash from users where username = ${username}`
+  return row
+}
+
+export async function findUser(sql: Sql, id: string): Promise<UserRow | undefined> {
+  const [row] = await sql<UserRow[]>`select id, username, display_name, created_at from users where id = ${id}`
+  return row
+}
+
+export async function findPasswordHash(sql: Sql, id: string): Promise<string | undefined> {
+  const [row] = await sql<{ password_hash: string }[]>`select password_hash from users where id = ${id}`
+  return row?.password_hash
+}
+
+/** Updates what is given; a new password also revokes every other session of the user. */
+export async function updateUser(
+  sql: Sql,
+  id: string,
+  change: { displayName?: string; passwordHash?: string; keepSession: Buffer },
+): Promise<UserRow | undefined> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<UserRow[]>`
+      update users set
+        display_name = coalesce(${change.displayName ?? null}::text, display_name),
+        password_hash = coalesce(${change.passwordHash ?? null}::text, password_hash),
+        updated_at = now()
+      where id = ${id}
+      returning id, username, display_name, created_at`
+    if (row !== undefined && change.passwordHash !== undefined) {
+      await tx`delete from sessions where user_id = ${id} and token_hash <> ${change.keepSession}`
+    }
+    return row
+  })
+}
+
+/**
+ * Deletes the account with its sessions; its links become tombstones so their codes are never
+ * reassigned, and every node is told to forget them.
+ */
+export async function deleteUser(sql: Sql, id: string): Promise<string[]> {
+  return sql.begin(async (tx) => {
+    // The owner's row lock first: a link being created for this user finishes before, or sees
+    // no user after (insertLink takes the same lock).
+    await tx`select 1 from users where id = ${id} for update`
+    const codes = await tx<{ code: string }[]>`
+      update links set user_id = null, url = null, location = null, deleted_at = now()
+      where user_id = ${id} and deleted_at is null
+      returning code`
+    await tx`select pg_notify('link_changed', code) from unnest(${codes.map((c) => c.code)}::text[]) as code`
+    await tx`delete from users where id = ${id}`
+    return codes.map((c) => c.code)
+  })
+}

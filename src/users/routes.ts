@@ -1,0 +1,54 @@
+// POST /api/v1/users and /api/v1/users/me (contract §3).
+import { hashPassword, verifyPassword } from '../auth/passwords.js'
+import { sessionOf, type Ctx } from '../context.js'
+import { currentPasswordIncorrect, unauthorized, usernameTaken } from '../http/errors.js'
+import { json, noContent, type Reply } from '../http/reply.js'
+import { deleteUser, findPasswordHash, findUser, insertUser, updateUser, type UserRow } from './queries.js'
+import { parseProfileChange, parseRegistration } from './validate.js'
+
+const present = (u: UserRow) => ({
+  id: u.id,
+  username: u.username,
+  display_name: u.display_name,
+  created_at: u.created_at.toISOString(),
+})
+
+export async function register(ctx: Ctx): Promise<Reply> {
+  const input = parseRegistration(ctx.body)
+  const passwordHash = await hashPassword(input.password, ctx.deps.config.scryptLog2N)
+  const user = await insertUser(ctx.deps.sql, { username: input.username, displayName: input.displayName, passwordHash })
+  if (user === 'taken') throw usernameTaken()
+  return json(201, present(user))
+}
+
+export async function getMe(ctx: Ctx): Promise<Reply> {
+  const user = await findUser(ctx.deps.sql, sessionOf(ctx).userId)
+  if (user === undefined) throw unauthorized() // deleted between auth and now
+  return json(200, present(user))
+}
+
+export async function patchMe(ctx: Ctx): Promise<Reply> {
+  const session = sessionOf(ctx)
+  const change = parseProfileChange(ctx.body)
+  const { sql, config } = ctx.deps
+  let passwordHash: string | undefined
+  if (change.password !== undefined) {
+    const stored = await findPasswordHash(sql, session.userId)
+    if (stored === undefined) throw unauthorized()
+    if (!(await verifyPassword(change.password.current, stored))) throw currentPasswordIncorrect()
+    passwordHash = await hashPassword(change.password.next, config.scryptLog2N)
+  }
+  const user = await updateUser(sql, session.userId, {
+    displayName: change.displayName,
+    passwordHash,
+    keepSession: session.tokenHash,
+  })
+  if (user === undefined) throw unauthorized()
+  return json(200, present(user))
+}
+
+export async function deleteMe(ctx: Ctx): Promise<Reply> {
+  const codes = await deleteUser(ctx.deps.sql, sessionOf(ctx).userId)
+  for (const code of codes) ctx.deps.cache.invalidate(code)
+  return noContent()
+}

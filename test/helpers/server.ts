@@ -1,0 +1,86 @@
+// Boots the real service (startService) on port 0: the embedded database by default, or the
+// PostgreSQL at DATABASE_URL. Each embedded server gets its own copy of one migrated template
+// directory: a fresh initdb costs seconds, a copy a fraction of one.
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { suite, type Test } from 'uvu'
+import { loadConfig } from '../../src/config.js'
+import { createLogger } from '../../src/log.js'
+import { startService, type Service } from '../../src/service.js'
+
+export const MIGRATIONS_DIR = resolve('sql')
+const ROOT = mkdtempSync(join(tmpdir(), 'link-service-test-'))
+const TEMPLATE = join(ROOT, 'template')
+let template: Promise<void> | undefined
+let copies = 0
+process.once('exit', () => rmSync(ROOT, { recursive: true, force: true }))
+
+async function freshDataDir(): Promise<string> {
+  template ??= (async () => {
+    const config = loadConfig({ DATA_DIR: TEMPLATE, PORT: '0', LOG_LEVEL: 'error', SCRYPT_LOG2_N: '10' })
+    const service = await startService(config, createLogger('error', () => {}), MIGRATIONS_DIR)
+    await service.close()
+  })()
+  await template
+  const dir = join(ROOT, `db${copies++}`)
+  cpSync(TEMPLATE, dir, { recursive: true })
+  return dir
+}
+
+export interface TestServer {
+  url: string
+  service: Service
+  /** lines the service logged, for tests that check what is (not) logged */
+  logs: string[]
+  close(): Promise<void>
+}
+
+/** Environment overrides go through loadConfig, exactly as the service reads them. */
+export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = process.env.DATABASE_URL === undefined ? await freshDataDir() : undefined
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    DATABASE_URL: process.env.DATABASE_URL,
+    // Tests speak from 127.0.0.1 and pick a client address with X-Forwarded-For, so that
+    // suites do not share one rate-limit bucket.
+    TRUST_PROXY: '127.0.0.1',
+    SCRYPT_LOG2_N: '12',
+    LOG_LEVEL: 'debug',
+    ...env,
+  })
+  const logs: string[] = []
+  const log = createLogger(config.logLevel, (text) => logs.push(...text.trimEnd().split('\n')))
+  const service = await startService(config, log, MIGRATIONS_DIR)
+  return {
+    url: service.url,
+    service,
+    logs,
+    async close() {
+      service.server.closeAllConnections()
+      await service.close()
+      if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * A suite whose `before` starts a server with these environment overrides into `ctx.srv` and
+ * whose `after` closes it. `Extra` types more context that the suite's own hooks fill in: uvu
+ * runs a suite's `before` hooks in the order they were added, so a further `before` sees `ctx.srv`.
+ */
+export function serverSuite<Extra extends object = {}>(
+  name: string,
+  env: Record<string, string> = {},
+): Test<{ srv: TestServer } & Extra> {
+  const s = suite<{ srv: TestServer } & Extra>(name)
+  s.before(async (ctx) => {
+    ctx.srv = await startServer(env)
+  })
+  s.after(async (ctx) => {
+    await ctx.srv?.close()
+  })
+  return s
+}

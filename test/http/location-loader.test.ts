@@ -1,0 +1,56 @@
+// The redirect path's cache misses are read in batches: one statement per event-loop turn, not
+// one per request (issue 3: a flood of codes costs the database little).
+import * as assert from 'uvu/assert'
+import { LocationLoader } from '../../src/links/location-loader.js'
+import { newLink, newUser } from '../helpers/api.js'
+import { serverSuite } from '../helpers/server.js'
+
+const test = serverSuite('LocationLoader')
+
+function counting<T extends (...args: never[]) => unknown>(sql: T): { sql: T; count: () => number } {
+  let n = 0
+  const wrapped = ((...args: Parameters<T>) => {
+    n++
+    return sql(...args)
+  }) as unknown as T
+  return { sql: wrapped, count: () => n }
+}
+
+test('misses of one event-loop turn are one query; each caller gets its own answer', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const a = await newLink(srv.url, user.token, 'https://a.example/')
+  const b = await newLink(srv.url, user.token, 'https://b.example/ä')
+  const c = counting(srv.service.db.sql)
+  const loader = new LocationLoader(c.sql)
+  const results = await Promise.all([a.code, b.code, 'Unkn0wnX', a.code].map((code) => loader.load(code)))
+  assert.equal(results, ['https://a.example/', 'https://b.example/%C3%A4', undefined, 'https://a.example/'])
+  assert.is(c.count(), 1)
+  assert.is(await loader.load(b.code), 'https://b.example/%C3%A4')
+  assert.is(c.count(), 2, 'a later turn is a new query')
+})
+
+test('a deleted link is not found', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const link = await newLink(srv.url, user.token)
+  await srv.service.db.sql`update links set user_id = null, url = null, location = null, deleted_at = now() where code = ${link.code}`
+  assert.is(await new LocationLoader(srv.service.db.sql).load(link.code), undefined)
+})
+
+test('a batch reaching 500 codes is sent at once, without waiting for the turn to end', async ({ srv }) => {
+  const c = counting(srv.service.db.sql)
+  const loader = new LocationLoader(c.sql)
+  const codes = Array.from({ length: 501 }, (_, i) => `Zz${String(i).padStart(6, '0')}`)
+  const all = Promise.all(codes.map((code) => loader.load(code)))
+  assert.is(c.count(), 1, 'the first 500 went synchronously')
+  assert.ok((await all).every((l) => l === undefined))
+  assert.is(c.count(), 2)
+})
+
+test('a failed query rejects every caller of its batch', async () => {
+  const failing = (() => Promise.reject(Object.assign(new Error('gone'), { code: 'CONNECTION_CLOSED' }))) as never
+  const loader = new LocationLoader(failing)
+  const results = await Promise.allSettled([loader.load('AAAAAAAA'), loader.load('BBBBBBBB')])
+  assert.equal(results.map((r) => r.status), ['rejected', 'rejected'])
+})
+
+test.run()

@@ -1,0 +1,85 @@
+// WORKERS > 1 (issue 3): `node server.js` forks that many workers sharing the port, restarts a
+// worker that dies, and stops them all cleanly on SIGTERM. Needs DATABASE_URL.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+
+const SERVER = new URL('../../src/server.js', import.meta.url).pathname
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+interface Line {
+  msg: string
+  pid: number
+  [k: string]: unknown
+}
+
+async function waitFor(lines: Line[], check: (lines: Line[]) => boolean, ms = 15_000): Promise<void> {
+  const start = Date.now()
+  while (!check(lines)) {
+    if (Date.now() - start > ms) throw new Error(`timed out; log so far:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+if (process.env.DATABASE_URL === undefined) {
+  process.stdout.write('workers.test: not run: WORKERS > 1 needs DATABASE_URL (npm test runs it in .ci/run)\n')
+} else {
+  const test = suite<{ child: ChildProcess; lines: Line[]; port: number }>('WORKERS=2')
+
+  test.before(async (ctx) => {
+    ctx.port = await freePort()
+    ctx.lines = []
+    ctx.child = spawn(process.execPath, [SERVER], {
+      env: { ...process.env, WORKERS: '2', PORT: String(ctx.port), HOST: '127.0.0.1', SCRYPT_LOG2_N: '12' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let buffered = ''
+    ctx.child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString()
+      const parts = buffered.split('\n')
+      buffered = parts.pop()!
+      for (const p of parts) if (p.trim() !== '') ctx.lines.push(JSON.parse(p) as Line)
+    })
+    await waitFor(ctx.lines, (ls) => ls.filter((l) => l.msg === 'listening').length === 2)
+  })
+  test.after((ctx) => {
+    if (ctx.child.exitCode === null) ctx.child.kill('SIGKILL')
+  })
+
+  test('two workers share the port and both serve requests', async ({ lines, port }) => {
+    const workers = new Set(lines.filter((l) => l.msg === 'listening').map((l) => l.pid))
+    assert.is(workers.size, 2)
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } })
+      assert.is(res.status, 200)
+      await res.text()
+    }
+    await waitFor(lines, (ls) => new Set(ls.filter((l) => l.msg === 'request').map((l) => l.pid)).size === 2)
+  })
+
+  test('a worker that dies is restarted', async ({ lines }) => {
+    const before = lines.filter((l) => l.msg === 'listening').map((l) => l.pid)
+    process.kill(before[0]!, 'SIGKILL')
+    await waitFor(lines, (ls) => ls.some((l) => l.msg === 'worker died; restarting it'))
+    await waitFor(lines, (ls) => ls.filter((l) => l.msg === 'listening').length === 3)
+    const fresh = lines.filter((l) => l.msg === 'listening').at(-1)!.pid
+    assert.not.ok(before.includes(fresh))
+  })
+
+  test('SIGTERM stops every worker and the primary exits 0', async ({ child }) => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    child.kill('SIGTERM')
+    assert.is(await exited, 0)
+  })
+
+  test.run()
+}

@@ -1,0 +1,30 @@
+// contract §7: one bucket per client IP. IPv6 addresses count per /64 (one site's network), so
+// an attacker with a /64 cannot get a fresh bucket for every request.
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { rateLimitKey } from '../../src/ratelimit/client-ip.js'
+
+test('IPv4 addresses are their own key', () => {
+  assert.is(rateLimitKey('203.0.113.7'), '203.0.113.7')
+  assert.is(rateLimitKey('10.0.0.1'), '10.0.0.1')
+})
+
+test('IPv6 addresses in one /64 share a key, whatever their spelling', () => {
+  const key = rateLimitKey('2001:db8:1:2::1')
+  assert.is(key, '2001:db8:1:2::/64')
+  for (const same of ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0db8:0001:0002:0:0:0:9', '2001:DB8:1:2:a::b']) {
+    assert.is(rateLimitKey(same), key, same)
+  }
+})
+
+test('IPv6 addresses in different /64s get different keys', () => {
+  assert.is.not(rateLimitKey('2001:db8:1:2::1'), rateLimitKey('2001:db8:1:3::1'))
+  assert.is(rateLimitKey('::1'), '0:0:0:0::/64')
+  assert.is(rateLimitKey('fe80::1'), 'fe80:0:0:0::/64')
+  assert.is(rateLimitKey('1::'), '1:0:0:0::/64')
+  assert.is(rateLimitKey('1:2:3:4:5:6:7:8'), '1:2:3:4::/64')
+  assert.is(rateLimitKey('64:ff9b::192.0.2.1'), '64:ff9b:0:0::/64')
+  assert.is(rateLimitKey('1:2:3::4:1.2.3.4'), '1:2:3:0::/64')
+})
+
+test.run()
