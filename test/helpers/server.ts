@@ -1,9 +1,11 @@
 // Boots the real service (startService) on port 0: the embedded database by default, or the
 // PostgreSQL at DATABASE_URL. Each embedded server gets its own copy of one migrated template
 // directory: a fresh initdb costs seconds, a copy a fraction of one.
+import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { suite, type Test } from 'uvu'
 import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/log.js'
@@ -83,4 +85,21 @@ export function serverSuite<Extra extends object = {}>(
     await ctx.srv?.close()
   })
   return s
+}
+
+/**
+ * Resolves once the server's change feed has handled every notification committed so far, so a
+ * test can look at the cache without racing the notification of its own write (a node hears its
+ * own NOTIFY too). PostgreSQL delivers notifications in commit order: cache a marker, notify it,
+ * and its eviction means everything committed before it has arrived. Without a feed: at once.
+ */
+export async function feedSettled(srv: TestServer): Promise<void> {
+  const { feed, db, deps } = srv.service
+  if (feed === undefined) return
+  const marker = `settle-${randomBytes(6).toString('hex')}`
+  deps.cache.set(marker, 'https://marker.invalid/', deps.cache.epoch)
+  await db.sql`select pg_notify('link_changed', ${marker})`
+  for (const deadline = Date.now() + 5_000; deps.cache.get(marker) !== undefined; await sleep(2)) {
+    if (Date.now() > deadline) throw new Error('the change feed did not deliver a notification within 5 s')
+  }
 }

@@ -4,7 +4,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login, newLink, newUser, randomIp, type User } from '../helpers/api.js'
 import { Relay } from '../helpers/relay.js'
-import { startServer, type TestServer } from '../helpers/server.js'
+import { feedSettled, startServer, type TestServer } from '../helpers/server.js'
 
 const WITHIN_MS = 1_000
 
@@ -105,6 +105,7 @@ if (process.env.DATABASE_URL === undefined) {
   // issue 3: when the listening connection drops, the node clears its cache and reconnects
   test('after its listening connection is killed, a node never serves a stale redirect for more than a second', async ({ a, c, user }) => {
     const link = await newLink(a.url, user.token, 'https://before.example/')
+    await feedSettled(c)
     assert.is(await locationOn(c, link.code), 'https://before.example/')
     const sql = a.service.db.sql
     const [killed] = await sql<{ n: number }[]>`
@@ -140,6 +141,7 @@ if (process.env.DATABASE_URL === undefined) {
 
   silent('a silent listener turns the cache off within two heartbeats; when it answers again, redirects are fresh', async ({ a, c, relay, user }) => {
     const link = await newLink(a.url, user.token, 'https://before.example/')
+    await feedSettled(c)
     assert.is(await locationOn(c, link.code), 'https://before.example/')
     assert.is(c.service.deps.cache.get(link.code), 'https://before.example/', 'cached on C')
     relay.pause()
