@@ -37,6 +37,7 @@ async function serve(config: Readonly<Config>, log: Logger): Promise<void> {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  log.info('starting', { database: config.databaseUrl === undefined ? `embedded (${config.dataDir})` : 'postgresql' })
 
   const service = await startService(config, log, MIGRATIONS_DIR)
   log.info('listening', {

@@ -80,14 +80,22 @@ if (process.env.DATABASE_URL === undefined) {
 
   // contract §7: across several nodes the limit holds for the cluster
   test('six logins from one address spread over three nodes give exactly one 429', async ({ a, b, c, user }) => {
-    const ip = randomIp()
-    const statuses: number[] = []
-    for (const srv of [a, b, c, a, b, c]) {
-      const res = await call(srv.url, 'POST', '/api/v1/auth/login', { ip, body: { username: user.username, password: 'wrong password' } })
-      statuses.push(res.status)
+    // The bucket refills one token per 200 ms, so only a burst that ends within 200 ms of its
+    // start proves the count; a slower one (a busy machine) is tried again from a fresh address.
+    for (let attempt = 1; ; attempt++) {
+      const ip = randomIp()
+      const started = performance.now()
+      const statuses = await Promise.all(
+        [a, b, c, a, b, c].map(async (srv) => {
+          const res = await call(srv.url, 'POST', '/api/v1/auth/login', { ip, body: { username: user.username, password: 'wrong password' } })
+          return res.status
+        }),
+      )
+      if (performance.now() - started >= 200 && attempt < 5) continue
+      assert.equal(statuses.filter((s) => s === 429).length, 1, statuses.join(','))
+      assert.equal(statuses.filter((s) => s === 401).length, 5, statuses.join(','))
+      return
     }
-    assert.equal(statuses.filter((s) => s === 429).length, 1, statuses.join(','))
-    assert.is(statuses[5], 429)
   })
 
   test('visits served by all three nodes sum exactly after the flush', async ({ a, b, c, user }) => {

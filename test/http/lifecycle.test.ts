@@ -66,7 +66,8 @@ test('serves after migrating, and SIGTERM stops it with exit 0', async ({ dir })
 
 test('SIGINT during start-up waits for start-up, then stops cleanly with exit 0', async ({ dir }) => {
   const r = run(dbEnv(dir, 'b'))
-  await new Promise((resolve) => setTimeout(resolve, 150))
+  // 'starting' is logged once the handlers are in place; a signal before that is Node's default.
+  await until(() => r.lines.some((l) => l.msg === 'starting'))
   r.child.kill('SIGINT')
   assert.is(await r.exit, 0, r.stderr)
   assert.ok(r.lines.some((l) => l.msg === 'stopped'))
