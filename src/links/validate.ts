@@ -40,9 +40,10 @@ export function urlProblem(url: string): string | undefined {
   } catch {
     return 'must be an absolute http or https URL'
   }
-  if (parsed.hostname === '') return 'must have a host'
   const authority = url.slice(url.indexOf('//') + 2).split(/[/?#]/, 1)[0]!
   if (authority.includes('@')) return 'must not contain user-info (user:pass@)'
+  // The host must be in the string as sent: the URL parser turns "http:///x" into host "x".
+  if (authority === '' || authority.startsWith(':') || parsed.hostname === '') return 'must have a host'
   return undefined
 }
 

@@ -1,9 +1,10 @@
 // contract §2: 503 SERVICE_UNAVAILABLE while the database is unreachable; the service keeps
 // running and recovers by itself. The database is reached through a TCP relay the test cuts.
 // Needs DATABASE_URL (the embedded database cannot become unreachable).
+import postgres from 'postgres'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { call, newLink, newUser, type User } from '../helpers/api.js'
+import { call, newLink, newUser, randomIp, type User } from '../helpers/api.js'
 import { Relay } from '../helpers/relay.js'
 import { startServer, type TestServer } from '../helpers/server.js'
 
@@ -52,4 +53,55 @@ if (process.env.DATABASE_URL === undefined) {
   })
 
   test.run()
+
+  // The server answers, but refuses us: "not currently accepting connections" (SQLSTATE 55000),
+  // as during maintenance. That is unavailable too, not an internal error.
+  const refusing = suite<{ admin: postgres.Sql; name: string; srv: TestServer; user: User; code: string }>(
+    'a database that refuses connections',
+  )
+
+  refusing.before(async (ctx) => {
+    ctx.admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+    ctx.name = `ls_refusing_${Date.now()}_${process.pid}`
+    await ctx.admin`create database ${ctx.admin(ctx.name)}`
+    const url = new URL(databaseUrl)
+    url.pathname = `/${ctx.name}`
+    ctx.srv = await startServer({ DATABASE_URL: url.href, CACHE_MAX_BYTES: '0' })
+    ctx.user = await newUser(ctx.srv.url)
+    ctx.code = (await newLink(ctx.srv.url, ctx.user.token)).code
+  })
+  refusing.after(async ({ admin, name, srv }) => {
+    await admin`alter database ${admin(name)} allow_connections true`
+    await srv.close()
+    await admin`drop database if exists ${admin(name)} with (force)`
+    await admin.end()
+  })
+
+  refusing('a database that refuses new connections answers 503 on every route, then recovers', async ({ admin, name, srv, user, code }) => {
+    await admin`alter database ${admin(name)} allow_connections false`
+    await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name} and pid <> pg_backend_pid()`
+    for (const [method, path, token, body] of [
+      ['GET', '/healthz', undefined, undefined],
+      ['GET', `/r/${code}`, undefined, undefined],
+      ['GET', '/api/v1/links', user.token, undefined],
+      ['POST', '/api/v1/auth/login', undefined, { username: user.username, password: user.password }],
+    ] as const) {
+      const res = await call(srv.url, method, path, { token, body, ip: randomIp() })
+      assert.is(res.status, 503, `${method} ${path}: ${res.text}`)
+      assert.is(res.body.code, 'SERVICE_UNAVAILABLE', path)
+      assert.is(res.headers.get('retry-after'), '1', path)
+    }
+    assert.not.ok(srv.logs.some((l) => l.includes('unhandled error')), 'nothing was logged as unhandled')
+    await admin`alter database ${admin(name)} allow_connections true`
+    const start = Date.now()
+    let status = 0
+    while (Date.now() - start < 10_000) {
+      status = (await call(srv.url, 'GET', `/r/${code}`)).status
+      if (status === 302) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    assert.is(status, 302)
+  })
+
+  refusing.run()
 }
