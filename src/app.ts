@@ -6,6 +6,7 @@ import { bearerToken } from './auth/tokens.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
 import { isConnectionError } from './db/index.js'
 import { checkDeclaredLength, ClientGone, discardBody, hasBody, readJson } from './http/body.js'
+import { trackResponse, type RouteError } from './http/client-errors.js'
 import { addCorsHeaders, isPreflight, preflightHeaders } from './http/cors.js'
 import {
   badRequest,
@@ -83,24 +84,35 @@ function isPlainRedirect(req: IncomingMessage): boolean {
   )
 }
 
-export function createApp(deps: Deps): RequestListener {
+export interface App {
+  listener: RequestListener
+  /** 404 or 405 for a request the parser refused for its method alone (see client-errors.ts) */
+  routeError: RouteError
+}
+
+export function createApp(deps: Deps): App {
   const router = buildRouter(deps)
+  const routeError = (method: string, target: string): HttpError => {
+    const match = router.find(method, pathOf(target))
+    return match.found || match.allow === null ? routeNotFound() : methodNotAllowed(match.allow)
+  }
   const { log, config } = deps
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, base: Headers, path: string): Promise<void> {
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400 (Node's own would lack our headers).
     if (req.headers.host === undefined && req.httpVersionMinor === 1) throw badRequest('the Host header is required')
-    // Node hands us only the expectations it cannot meet (anything but 100-continue).
-    if (req.headers.expect !== undefined && req.headers.expect.toLowerCase() !== '100-continue') throw expectationFailed()
     if (isPreflight(req)) return send(res, { status: 204, headers: preflightHeaders() }, base)
     const match = router.find(req.method!, path)
-    if (!match.found) throw match.allow === null ? routeNotFound() : methodNotAllowed(match.allow)
+    if (!match.found) throw routeError(req.method!, path)
     const route = match.value
     if (route.rateLimited) {
       const decision = await deps.limiter.take(rateLimitKey(clientIp(req, config.trustProxy)))
       Object.assign(base, rateHeaders(decision))
       if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds)
     }
+    // Node hands us the expectations it cannot meet (anything but 100-continue). They concern the
+    // body, so they are judged with it: after route, method and rate limit (contract §2).
+    if (req.headers.expect !== undefined && req.headers.expect.toLowerCase() !== '100-continue') throw expectationFailed()
     checkDeclaredLength(req)
     const ctx: Ctx = { req, deps, param: match.param, body: EMPTY, session: undefined }
     if (route.auth) ctx.session = await authenticate(deps.sql, bearerToken(req))
@@ -131,7 +143,7 @@ export function createApp(deps: Deps): RequestListener {
   const logApi = config.accessLog !== 'off'
   const elapsedMs = (started: number) => Math.round((performance.now() - started) * 1000) / 1000
 
-  return (req, res) => {
+  const listener: RequestListener = (req, res) => {
     const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
     const path = pathOf(req.url ?? '/')
     const isRedirect = path.startsWith('/r/')
@@ -145,6 +157,8 @@ export function createApp(deps: Deps): RequestListener {
     const base: Headers = { 'x-request-id': requestId }
     if (req.headers.origin !== undefined) addCorsHeaders(base)
     if (logged) res.once('finish', () => log.access(req.method!, path, res.statusCode, elapsedMs(started), requestId))
+    trackResponse(req, res)
     dispatch(req, res, base, path).catch((err: unknown) => fail(err, req, res, base, requestId))
   }
+  return { listener, routeError }
 }

@@ -1,8 +1,8 @@
 // Starts one serving process: database, migrations, background jobs and the HTTP server.
 // server.ts calls it from the command line; the tests call it with their own config.
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { AddressInfo, Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { createApp } from './app.js'
 import { hashPassword } from './auth/passwords.js'
@@ -12,6 +12,8 @@ import type { Deps } from './context.js'
 import { openDatabase, type Database } from './db/index.js'
 import { migrate } from './db/migrate.js'
 import { declaresTooMuch } from './http/body.js'
+import { answerClientError, writeRawError } from './http/client-errors.js'
+import { routeNotFound } from './http/errors.js'
 import { requestIdFor } from './http/request-id.js'
 import { LinkChangeFeed } from './links/change-feed.js'
 import { LocationLoader } from './links/location-loader.js'
@@ -73,18 +75,20 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       // The app answers a missing Host itself, with X-Request-Id and our error shape.
       requireHostHeader: false,
     },
-    app,
+    app.listener,
   )
   // "Expect: 100-continue": invite the body only when it may be sent; otherwise the app answers
   // 413 at once and the client never uploads it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (!declaresTooMuch(req)) res.writeContinue()
-    app(req, res)
+    app.listener(req, res)
   })
-  server.on('checkExpectation', app)
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket))
+  server.on('checkExpectation', app.listener)
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, app.routeError))
   // CONNECT's target is "host:port", never one of our paths (Node would otherwise just hang up).
-  server.on('connect', (_req: IncomingMessage, socket: Duplex) => writeRawError(socket, 404, 'ROUTE_NOT_FOUND', 'no such route'))
+  server.on('connect', (req: IncomingMessage, socket: Duplex) =>
+    writeRawError(socket, routeNotFound(), requestIdFor(req.headers['x-request-id'] as string | undefined)),
+  )
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, () => resolve())
@@ -113,32 +117,4 @@ async function stopAccepting(server: Server, timeoutMs: number): Promise<void> {
   const timer = setTimeout(() => server.closeAllConnections(), timeoutMs)
   await closed
   clearTimeout(timer)
-}
-
-const CLIENT_ERRORS: Record<string, [number, string, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE', 'request headers are too large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'request took too long'],
-}
-
-/** Malformed, oversized or too-slow requests that never reach the app still get our error shape. */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (!socket.writable || err.code === 'ECONNRESET') {
-    socket.destroy()
-    return
-  }
-  const [status, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'BAD_REQUEST', 'malformed HTTP request']
-  writeRawError(socket, status, code, message)
-}
-
-/** Answers on a socket the http module has handed over, then closes it. */
-function writeRawError(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ code, message })
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-      'content-type: application/json; charset=utf-8\r\n' +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
-      `x-request-id: ${requestIdFor(undefined)}\r\n` +
-      'connection: close\r\n\r\n' +
-      body,
-  )
 }

@@ -381,7 +381,59 @@ protocol('Expect other than 100-continue answers 417 EXPECTATION_FAILED with a r
   assert.is(header(res.head, 'x-request-id'), 'expect-1')
 })
 
-// contract §8: header and request timeouts are set (slow clients cannot hold the server)
+// contract §2: the method is checked after the route, and Expect concerns the body: an unknown
+// path is 404 and a wrong method 405 whatever the Expect; on a limited route the 417 comes after
+// the rate limit and carries its headers (contract §7: every response of those routes does)
+protocol('an unmet Expect is judged after route, method and rate limit', async ({ srv }) => {
+  const expect = (line: string, extra: string[] = []) =>
+    raw(srv.url, [request(line, ['Expect: teapot', 'Connection: close', ...extra])], { idleMs: 1000 })
+  assertRawError(await expect('GET /api/v1/nothing HTTP/1.1'), 404, 'ROUTE_NOT_FOUND')
+  const wrongMethod = await expect('DELETE /healthz HTTP/1.1')
+  assertRawError(wrongMethod, 405, 'METHOD_NOT_ALLOWED')
+  assert.is(header(wrongMethod.head, 'allow'), 'GET, HEAD')
+  const limited = await expect('POST /api/v1/users HTTP/1.1', [`X-Forwarded-For: ${randomIp()}`, 'Content-Type: application/json', 'Content-Length: 2'])
+  assertRawError(limited, 417, 'EXPECTATION_FAILED')
+  assert.is(header(limited.head, 'x-ratelimit-limit'), '5')
+  assert.is(header(limited.head, 'x-ratelimit-remaining'), '4')
+})
+
+// contract §2: no such path (any method) → 404; known path, other method → 405 with Allow. Node's
+// parser refuses methods it does not know (and lower-case ones) before the app sees them.
+protocol('a method the HTTP parser does not know still gets 404 or 405 with Allow, with the request id and CORS', async ({ srv }) => {
+  const cases: Array<[string, number, string, string | undefined]> = [
+    ['BREW /api/v1/links HTTP/1.1', 405, 'METHOD_NOT_ALLOWED', 'GET, HEAD, POST'],
+    ['get /healthz HTTP/1.1', 405, 'METHOD_NOT_ALLOWED', 'GET, HEAD'],
+    ['BREW /r/aZ3kP9qR?x=1 HTTP/1.1', 405, 'METHOD_NOT_ALLOWED', 'GET, HEAD'],
+    ['BREW http://localhost/api/v1/users/me HTTP/1.1', 405, 'METHOD_NOT_ALLOWED', 'GET, HEAD, PATCH, DELETE'],
+    ['BREW /api/v1/nothing HTTP/1.1', 404, 'ROUTE_NOT_FOUND', undefined],
+  ]
+  for (const [line, status, code, allow] of cases) {
+    const res = await raw(srv.url, [request(line, ['X-Request-Id: brew-1', 'Origin: https://a.example'])], { idleMs: 1000 })
+    assertRawError(res, status, code, line)
+    assert.is(header(res.head, 'allow'), allow, line)
+    assert.is(header(res.head, 'x-request-id'), 'brew-1', line)
+    assert.is(header(res.head, 'access-control-allow-origin'), '*', line)
+  }
+  const plain = await raw(srv.url, [request('BREW /api/v1/nothing HTTP/1.1', [])], { idleMs: 1000 })
+  assert.match(header(plain.head, 'x-request-id') ?? '', GENERATED_ID)
+  assert.is(header(plain.head, 'access-control-allow-origin'), undefined)
+})
+
+// RFC 9112 9.3.2: responses to pipelined requests go out in request order; a malformed request
+// after good ones must not cut their answers off
+protocol('requests pipelined before a malformed one are answered first, in order', async ({ srv }) => {
+  const good = request('GET /healthz HTTP/1.1', []) + request('GET /api/v1/nothing HTTP/1.1', []) // the first waits on the database
+  for (const [refused, status] of [
+    ['GET /heal\x01thz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+    [request('BREW /healthz HTTP/1.1', []), 405],
+  ] as const) {
+    const res = await raw(srv.url, [good + refused], { idleMs: 2000 })
+    const statuses = [...`${res.head}\r\n\r\n${res.body}`.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))
+    assert.equal(statuses, [200, 404, status], statuses.join(', '))
+    assert.ok(res.closed, 'the connection is closed after the refused request')
+  }
+})
+
 protocol('the server has finite header and request timeouts under 60 s', ({ srv }) => {
   const server = srv.service.server
   for (const [name, value] of [['headersTimeout', server.headersTimeout], ['requestTimeout', server.requestTimeout]] as const) {
