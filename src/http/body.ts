@@ -1,6 +1,6 @@
 // Request bodies: declared-size check, media type, a streamed byte counter, strict UTF-8 and JSON.
 import type { IncomingMessage } from 'node:http'
-import { bodyTooLarge, invalidBody, unsupportedMediaType } from './errors.js'
+import { bodyTooLarge, invalidBody, unsupportedEncoding, unsupportedMediaType } from './errors.js'
 
 export const MAX_BODY_BYTES = 65_536
 
@@ -102,6 +102,9 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
 /** Media type (415), then the counted read (413), then UTF-8 and JSON (422). */
 export async function readJson(req: IncomingMessage, max = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
   if (!isJsonMediaType(req.headers['content-type'])) throw unsupportedMediaType()
+  // RFC 9110 8.4: a content coding we cannot decode (gzip, ...) is an unsupported representation.
+  const coding = req.headers['content-encoding']
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') throw unsupportedEncoding()
   return parseJsonObject(await readBody(req, max))
 }
 

@@ -40,6 +40,8 @@ export const bodyTooLarge = (max: number) =>
   new HttpError(413, 'REQUEST_BODY_TOO_LARGE', `request body is larger than ${max} bytes`, { connection: 'close' })
 export const unsupportedMediaType = () =>
   new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json (charset utf-8)')
+export const unsupportedEncoding = () =>
+  new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Encoding is not supported; send the JSON uncompressed')
 export const invalidBody = (message: string) => new HttpError(422, 'INVALID_FORM_BODY', message)
 export const invalidFields = (errors: FieldError[]) =>
   new HttpError(

@@ -3,7 +3,8 @@ import { Fields } from '../http/fields.js'
 
 const VISIBLE_ASCII = /^[\x21-\x7e]*$/
 const CONTROL = /\p{Cc}/u
-const ONLY_WHITESPACE = /^\p{White_Space}*$/u
+// White space, or characters that render as nothing (zero-width space and joiners, BOM, ...).
+const ONLY_BLANK = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]*$/u
 
 const USERNAME = { min: 2, max: 32 }
 const PASSWORD = { min: 8, max: 128, allowNul: true }
@@ -70,6 +71,6 @@ function checkUsername(f: Fields, username: string | undefined): string | undefi
 function checkDisplayName(f: Fields, name: string | undefined): string | undefined {
   if (name === undefined) return undefined
   if (CONTROL.test(name)) return f.fail('display_name', 'INVALID', 'must not contain control characters')
-  if (ONLY_WHITESPACE.test(name)) return f.fail('display_name', 'INVALID', 'must not be only whitespace')
+  if (ONLY_BLANK.test(name)) return f.fail('display_name', 'INVALID', 'must not be only whitespace or invisible characters')
   return name
 }

@@ -59,6 +59,7 @@ loginSuite('login answers 200 with a 43-char base64url token, created_at and exp
   const res = await postLogin(srv, { username: user.username, password: user.password })
   assert.is(res.status, 200, res.text)
   assert.is(res.headers.get('content-type'), 'application/json; charset=utf-8')
+  assert.is(res.headers.get('cache-control'), 'no-store', 'a token is never cached on its way')
   assert.equal(Object.keys(res.body).sort(), ['created_at', 'expires_at', 'token'])
   assert.match(res.body.token, TOKEN)
   assert.is(Buffer.from(res.body.token, 'base64url').length, 32)

@@ -289,6 +289,17 @@ bodies('a missing or non-JSON Content-Type, or a non-utf-8 charset, answers 415 
   assert.is(list.body.links.length, 0, 'nothing was created')
 })
 
+// RFC 9110 8.4 (contract §2, 415 for an unsupported body): a content coding we cannot decode
+bodies('a compressed body (Content-Encoding other than identity) answers 415 UNSUPPORTED_MEDIA_TYPE', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const headers = { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }
+  for (const coding of ['gzip', 'br', 'deflate', 'x-custom']) {
+    assertError(await postBytes(srv.url, '/api/v1/links', GOOD_LINK, { ...headers, 'content-encoding': coding }), 415, 'UNSUPPORTED_MEDIA_TYPE', coding)
+  }
+  const plain = await postBytes(srv.url, '/api/v1/links', GOOD_LINK, { ...headers, 'content-encoding': 'Identity' })
+  assert.is(plain.status, 201, plain.text)
+})
+
 // contract §2: parameters allowed; utf-8 in any case; the media type is case-insensitive
 bodies('application/json; charset=UTF-8 and application/JSON are accepted', async ({ srv }) => {
   const user = await newUser(srv.url)

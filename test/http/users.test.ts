@@ -218,8 +218,8 @@ reg('a display_name with a control character is INVALID', async ({ srv }) => {
 })
 
 // contract §3: display_name is not only whitespace
-reg('a display_name of only whitespace is INVALID', async ({ srv }) => {
-  for (const bad of ['  ', '\u3000\u3000', ' \u00a0 ', '\u2003\u2003\u2003']) {
+reg('a display_name of only whitespace (or invisible characters) is INVALID', async ({ srv }) => {
+  for (const bad of ['  ', '\u3000\u3000', ' \u00a0 ', '\u2003\u2003\u2003', '\u200b\u200b']) {
     assertFieldErrors(await register(srv, regBody({ display_name: bad })), [['display_name', 'INVALID']], JSON.stringify(bad))
   }
   const inner = await register(srv, regBody({ display_name: ' a ' }))

@@ -100,6 +100,13 @@ registration('display_name: 2..32 code points, no control characters, not only w
   for (const bad of ['  ', '\u3000\u3000', '\u00a0\u00a0', '\u2003 \u2028']) {
     assert.equal(errorsOf(() => reg({ display_name: bad })), ['display_name:INVALID'], JSON.stringify(bad))
   }
+  // not only invisible characters either: zero-width space and joiners, BOM, soft hyphen
+  for (const bad of ['\u200b\u200b', '\u200d\u200c', '\ufeff\u200b', '\u00ad\u00ad', ' \u2060 ']) {
+    assert.equal(errorsOf(() => reg({ display_name: bad })), ['display_name:INVALID'], JSON.stringify(bad))
+  }
+  for (const good of ['a\u200b', '\u{1F468}\u200d\u{1F469}', 'x\u00ady']) {
+    assert.is(reg({ display_name: good }).displayName, good, JSON.stringify(good))
+  }
   assert.equal(errorsOf(() => reg({ display_name: 'ab\udc00' })), ['display_name:INVALID'])
   assert.equal(errorsOf(() => reg({ display_name: 42 })), ['display_name:TYPE'])
 })
