@@ -17,7 +17,8 @@ export async function login(ctx: Ctx): Promise<Reply> {
   const ok = await verifyPassword(password, user?.password_hash ?? dummyPasswordHash)
   if (user === undefined || !ok) throw invalidCredentials()
   const token = generateToken()
-  const session = await insertSession(sql, hashToken(token), user.id, config.sessionTtlSeconds)
+  const session = await insertSession(sql, hashToken(token), user, config.sessionTtlSeconds)
+  if (session === undefined) throw invalidCredentials() // the password changed meanwhile
   // The body is a credential: no cache along the way may keep it (as RFC 6749 5.1 asks of tokens).
   const body = { token, created_at: session.created_at.toISOString(), expires_at: session.expires_at.toISOString() }
   return json(200, body, { 'cache-control': 'no-store' })

@@ -11,12 +11,24 @@ export interface NewSession {
   expires_at: Date
 }
 
-export async function insertSession(sql: Sql, tokenHash: Buffer, userId: string, ttlSeconds: number): Promise<NewSession> {
+/**
+ * A new session for a user whose password hash is still the one just verified; undefined when it
+ * is not (changed, or the account deleted, while the hash was being checked). The row lock puts
+ * it in order with a password change in flight: a login that raced the change cannot outlive it.
+ */
+export async function insertSession(
+  sql: Sql,
+  tokenHash: Buffer,
+  user: { id: string; password_hash: string },
+  ttlSeconds: number,
+): Promise<NewSession | undefined> {
   const [row] = await sql<NewSession[]>`
     insert into sessions (token_hash, user_id, expires_at)
-    values (${tokenHash}, ${userId}, now() + make_interval(secs => ${ttlSeconds}))
+    select ${tokenHash}, id, now() + make_interval(secs => ${ttlSeconds})
+    from users where id = ${user.id} and password_hash = ${user.password_hash}
+    for share
     returning created_at, expires_at`
-  return row!
+  return row
 }
 
 /** The live session for a token digest; an expired one is removed when presented (spec §3). */

@@ -42,24 +42,37 @@ export async function findPasswordHash(sql: Sql, id: string): Promise<string | u
   return row?.password_hash
 }
 
-/** Updates what is given; a new password also revokes every other session of the user. */
-export async function updateUser(
-  sql: Sql,
-  id: string,
-  change: { displayName?: string; passwordHash?: string; keepSession: Buffer },
-): Promise<UserRow | undefined> {
+export interface ProfileChange {
+  displayName?: string
+  /** the new hash, and the stored one the current password was verified against */
+  password?: { hash: string; verifiedAgainst: string }
+  /** the session making the change: it must still exist, and it stays */
+  session: Buffer
+}
+
+/**
+ * Updates what is given; a new password also revokes every other session of the user. 'gone':
+ * the account or the session is no more; 'stale': the password changed since it was verified.
+ */
+export async function updateUser(sql: Sql, id: string, change: ProfileChange): Promise<UserRow | 'gone' | 'stale'> {
   return sql.begin(async (tx) => {
+    // The row lock orders this against logins, other changes and deletion of the same account.
+    const [current] = await tx<{ password_hash: string; has_session: boolean }[]>`
+      select password_hash, exists (select 1 from sessions where token_hash = ${change.session}) as has_session
+      from users where id = ${id} for update`
+    if (current === undefined || !current.has_session) return 'gone'
+    if (change.password !== undefined && current.password_hash !== change.password.verifiedAgainst) return 'stale'
     const [row] = await tx<UserRow[]>`
       update users set
         display_name = coalesce(${change.displayName ?? null}::text, display_name),
-        password_hash = coalesce(${change.passwordHash ?? null}::text, password_hash),
+        password_hash = coalesce(${change.password?.hash ?? null}::text, password_hash),
         updated_at = now()
       where id = ${id}
       returning id, username, display_name, created_at`
-    if (row !== undefined && change.passwordHash !== undefined) {
-      await tx`delete from sessions where user_id = ${id} and token_hash <> ${change.keepSession}`
+    if (change.password !== undefined) {
+      await tx`delete from sessions where user_id = ${id} and token_hash <> ${change.session}`
     }
-    return row
+    return row!
   })
 }
 

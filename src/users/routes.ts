@@ -3,7 +3,7 @@ import { hashPassword, verifyPassword } from '../auth/passwords.js'
 import { sessionOf, type Ctx } from '../context.js'
 import { currentPasswordIncorrect, unauthorized, usernameTaken } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
-import { deleteUser, findPasswordHash, findUser, insertUser, updateUser, type UserRow } from './queries.js'
+import { deleteUser, findPasswordHash, findUser, insertUser, updateUser, type ProfileChange, type UserRow } from './queries.js'
 import { parseProfileChange, parseRegistration } from './validate.js'
 
 const present = (u: UserRow) => ({
@@ -31,19 +31,16 @@ export async function patchMe(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   const change = parseProfileChange(ctx.body)
   const { sql, config } = ctx.deps
-  let passwordHash: string | undefined
+  let password: ProfileChange['password']
   if (change.password !== undefined) {
     const stored = await findPasswordHash(sql, session.userId)
     if (stored === undefined) throw unauthorized()
     if (!(await verifyPassword(change.password.current, stored))) throw currentPasswordIncorrect()
-    passwordHash = await hashPassword(change.password.next, config.scryptLog2N)
+    password = { hash: await hashPassword(change.password.next, config.scryptLog2N), verifiedAgainst: stored }
   }
-  const user = await updateUser(sql, session.userId, {
-    displayName: change.displayName,
-    passwordHash,
-    keepSession: session.tokenHash,
-  })
-  if (user === undefined) throw unauthorized()
+  const user = await updateUser(sql, session.userId, { displayName: change.displayName, password, session: session.tokenHash })
+  if (user === 'gone') throw unauthorized() // deleted or logged out meanwhile
+  if (user === 'stale') throw currentPasswordIncorrect() // another change came first
   return json(200, present(user))
 }
 
