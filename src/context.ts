@@ -54,3 +54,6 @@ export function sessionOf(ctx: Ctx): Session {
   if (ctx.session === undefined) throw new Error('route is missing auth: true')
   return ctx.session
 }
+
+/** For slow work queued on a request's behalf: false once its client has gone (Node ends the socket). */
+export const clientWaits = (ctx: Ctx) => (): boolean => ctx.req.socket.writable

@@ -1,5 +1,5 @@
 // POST /api/v1/auth/login and /logout (spec §5, contract §3).
-import { sessionOf, type Ctx } from '../context.js'
+import { clientWaits, sessionOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/index.js'
 import { invalidCredentials, unauthorized } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
@@ -14,7 +14,7 @@ export async function login(ctx: Ctx): Promise<Reply> {
   const { sql, config, dummyPasswordHash } = ctx.deps
   const user = await findLogin(sql, username)
   // An unknown username spends the same hashing work, so timing does not reveal which it was.
-  const ok = await verifyPassword(password, user?.password_hash ?? dummyPasswordHash)
+  const ok = await verifyPassword(password, user?.password_hash ?? dummyPasswordHash, clientWaits(ctx))
   if (user === undefined || !ok) throw invalidCredentials()
   const token = generateToken()
   const session = await insertSession(sql, hashToken(token), user, config.sessionTtlSeconds)
