@@ -1,6 +1,7 @@
 // The one `postgres` client: a real PostgreSQL at DATABASE_URL, or an embedded PGlite served on a
 // private Unix socket so that the same driver and the same SQL run on both (design card).
-import { mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -59,26 +60,43 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   }
 }
 
+const LOCK_FILE = 'link-service.pid'
+/** Lock files this process holds: a second open of one directory in-process is refused too. */
+const held = new Set<string>()
+
 /**
- * PGlite does not lock its directory, and two processes on one directory would corrupt it.
- * A pid file does: taken exclusively, and taken over only when its process is gone.
+ * PGlite does not lock its directory, and two processes on one directory would corrupt it. A
+ * pid file does. It appears atomically with its contents (written aside, then hard-linked into
+ * place), and is taken over only when its holder is gone: a pid that is not running, our own pid
+ * (left by an earlier life of this pid, as PID 1 in a container), or one from an earlier boot.
  */
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  const file = join(dataDir, 'link-service.pid')
-  for (;;) {
-    try {
-      const handle = await open(file, 'wx', 0o600)
-      await handle.writeFile(String(process.pid))
-      await handle.close()
-      return () => rm(file, { force: true })
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      const holder = Number(await readFile(file, 'utf8').catch(() => '0'))
-      if (isRunning(holder)) {
-        throw new Error(`DATA_DIR ${dataDir} is in use by process ${holder} (remove ${file} if that is wrong)`)
+  const file = join(dataDir, LOCK_FILE)
+  if (held.has(file)) throw new Error(`DATA_DIR ${dataDir} is already open in this process`)
+  const boot = await bootId()
+  const aside = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
+  await writeFile(aside, `${process.pid}\n${boot}\n`, { mode: 0o600 })
+  try {
+    for (;;) {
+      try {
+        await link(aside, file)
+        held.add(file)
+        return async () => {
+          held.delete(file)
+          await rm(file, { force: true })
+        }
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+        const [pid, itsBoot] = (await readFile(file, 'utf8').catch(() => '')).split('\n')
+        const holder = Number(pid)
+        if (holder !== process.pid && itsBoot === boot && isRunning(holder)) {
+          throw new Error(`DATA_DIR ${dataDir} is in use by process ${holder} (remove ${file} if that is wrong)`)
+        }
+        await rm(file, { force: true })
       }
-      await rm(file, { force: true })
     }
+  } finally {
+    await rm(aside, { force: true })
   }
 }
 
@@ -87,11 +105,14 @@ function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
-  } catch (err) {
+  } catch {
     // EPERM: the pid now belongs to another user. DATA_DIR is 0700, so that is not one of us.
     return false
   }
 }
+
+/** Linux's id of this boot ('' elsewhere): a pid from another boot is long gone. */
+const bootId = () => readFile('/proc/sys/kernel/random/boot_id', 'utf8').then((id) => id.trim(), () => '')
 
 // SQLSTATEs that say the database cannot serve us now, not that the statement was wrong. Whole
 // classes: 08 connection exception, 28 authorization (raised while connecting), 53 insufficient
