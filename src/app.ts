@@ -22,8 +22,9 @@ import { errorReply, json, send, type Headers, type Reply } from './http/reply.j
 import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { createLink, getLink, getLinks, patchLink, redirect, removeLink, serveCached } from './links/routes.js'
-import { rateHeaders } from './ratelimit/bucket.js'
+import { rateHeaders, type Decision } from './ratelimit/bucket.js'
 import { clientIp, rateLimitKey } from './ratelimit/client-ip.js'
+import { settlesWithin } from './time-limit.js'
 import { deleteMe, getMe, patchMe, register } from './users/routes.js'
 
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
@@ -50,12 +51,12 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
 }
 
+const HEALTH_TIMEOUT_MS = 2_000
+
+/** 200 while the database answers; 503 when it fails, or is silent for 2 s (a hung network). */
 async function health(deps: Deps): Promise<Reply> {
-  try {
-    await deps.sql`select 1`
-  } catch {
-    throw serviceUnavailable()
-  }
+  const answered = await settlesWithin(deps.sql`select 1`, HEALTH_TIMEOUT_MS).catch(() => 'failed' as const)
+  if (answered !== 'done') throw serviceUnavailable()
   return json(200, { status: 'ok' })
 }
 
@@ -106,7 +107,15 @@ export function createApp(deps: Deps): App {
     if (!match.found) throw routeError(req.method!, path)
     const route = match.value
     if (route.rateLimited) {
-      const decision = await deps.limiter.take(rateLimitKey(clientIp(req, config.trustProxy)))
+      let decision: Decision
+      try {
+        decision = await deps.limiter.take(rateLimitKey(clientIp(req, config.trustProxy)))
+      } catch (err) {
+        // The bucket's state is unknown (its database is down): the answer still carries the
+        // headers, as every response of these routes must (contract §7), with nothing promised.
+        Object.assign(base, rateHeaders({ allowed: true, remaining: 0, retryAfterSeconds: 0 }))
+        throw err
+      }
       Object.assign(base, rateHeaders(decision))
       if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds)
     }

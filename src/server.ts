@@ -70,22 +70,26 @@ function runPrimary(config: Readonly<Config>, log: Logger): void {
   let stopping = false
   const fork = () => cluster.fork()
   for (let i = 0; i < config.workers; i++) fork()
+  const workersLeft = () => Object.keys(cluster.workers ?? {}).length
+  const stopped = () => {
+    log.info('stopped')
+    log.flush()
+    process.exit(0)
+  }
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) {
-        log.info('stopped')
-        log.flush()
-        process.exit(0)
-      }
+      if (workersLeft() === 0) stopped()
       return
     }
     log.error('worker died; restarting it', { worker_pid: worker.process.pid, code, signal })
-    setTimeout(fork, RESTART_DELAY_MS)
+    setTimeout(() => stopping || fork(), RESTART_DELAY_MS)
   })
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return
     stopping = true
     log.info('shutting down workers', { signal })
+    // A worker that died just before is not restarted now; if none is left, there is no 'exit' to wait for.
+    if (workersLeft() === 0) return stopped()
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
   }
   process.on('SIGTERM', () => stop('SIGTERM'))

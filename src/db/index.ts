@@ -115,9 +115,10 @@ function isRunning(pid: number): boolean {
 const bootId = () => readFile('/proc/sys/kernel/random/boot_id', 'utf8').then((id) => id.trim(), () => '')
 
 // SQLSTATEs that say the database cannot serve us now, not that the statement was wrong. Whole
-// classes: 08 connection exception, 28 authorization (raised while connecting), 53 insufficient
-// resources, 57 operator intervention (shutdown, cancel, database dropped), 58 system error.
-const UNAVAILABLE_CLASSES = new Set(['08', '28', '53', '57', '58'])
+// classes: 08 connection exception, 28 authorization (raised while connecting), 40 transaction
+// rollback (a deadlock or serialization victim: worth retrying), 53 insufficient resources, 57
+// operator intervention (shutdown, cancel, database dropped), 58 system error.
+const UNAVAILABLE_CLASSES = new Set(['08', '28', '40', '53', '57', '58'])
 // 3D000 no such database, 55000 "not currently accepting connections", 25006 read-only (a standby
 // after a fail-over).
 const UNAVAILABLE_STATES = new Set(['3D000', '55000', '25006'])

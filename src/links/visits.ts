@@ -46,7 +46,8 @@ export class VisitCounter {
     const codes: string[] = []
     const counts: number[] = []
     const lastAt: string[] = []
-    for (const [code, p] of batch) {
+    // In code order, so that nodes flushing overlapping codes lock their rows in the same order.
+    for (const [code, p] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       codes.push(code)
       counts.push(p.count)
       lastAt.push(new Date(p.lastAtMs).toISOString())

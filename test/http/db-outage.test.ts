@@ -90,6 +90,11 @@ if (process.env.DATABASE_URL === undefined) {
       assert.is(res.status, 503, `${method} ${path}: ${res.text}`)
       assert.is(res.body.code, 'SERVICE_UNAVAILABLE', path)
       assert.is(res.headers.get('retry-after'), '1', path)
+      if (path === '/api/v1/auth/login') {
+        // contract §7: every response of the limited routes carries the headers, this one too
+        assert.is(res.headers.get('x-ratelimit-limit'), '5')
+        assert.is(res.headers.get('x-ratelimit-remaining'), '0')
+      }
     }
     assert.not.ok(srv.logs.some((l) => l.includes('unhandled error')), 'nothing was logged as unhandled')
     await admin`alter database ${admin(name)} allow_connections true`
@@ -104,4 +109,50 @@ if (process.env.DATABASE_URL === undefined) {
   })
 
   refusing.run()
+
+  // A database that stops answering without a reset or a refusal (a partition, a fail-over
+  // gone wrong): nothing that waits on it may wait for as long as TCP retries.
+  const silent = suite<{ relay: Relay; srv: TestServer; user: User; code: string }>('a database that goes silent')
+
+  silent.before(async (ctx) => {
+    const { relay, url } = await Relay.to(databaseUrl)
+    ctx.relay = relay
+    // Visits are flushed only when the test says so (and at the stop).
+    ctx.srv = await startServer({ DATABASE_URL: url, VISIT_FLUSH_MS: '60000' })
+    ctx.user = await newUser(ctx.srv.url)
+    ctx.code = (await newLink(ctx.srv.url, ctx.user.token)).code
+  })
+  silent.after(async (ctx) => {
+    ctx.relay.resume()
+    await ctx.srv.close()
+    await ctx.relay.cut()
+  })
+
+  // contract §8: GET /healthz → 503 when the database does not answer
+  silent('/healthz answers 503 within a few seconds when the database goes silent', async ({ relay, srv }) => {
+    assert.is((await call(srv.url, 'GET', '/healthz')).status, 200)
+    relay.pause()
+    const started = Date.now()
+    const res = await call(srv.url, 'GET', '/healthz')
+    assert.is(res.status, 503)
+    assert.is(res.body.code, 'SERVICE_UNAVAILABLE')
+    assert.ok(Date.now() - started < 5_000, `answered after ${Date.now() - started} ms`)
+    relay.resume()
+    assert.is((await call(srv.url, 'GET', '/healthz')).status, 200)
+  })
+
+  // contract §8: on SIGTERM it stops (bounded) and exits; issue 3: a crash loses at most one
+  // interval of visits, and a stop that cannot write them says so
+  silent('a stop finishes within its bounds while the database is silent, and says the visits are lost', async ({ relay, srv, code }) => {
+    assert.is((await call(srv.url, 'GET', `/r/${code}`)).status, 302)
+    await srv.service.deps.visits.flush()
+    assert.is((await call(srv.url, 'GET', `/r/${code}`)).status, 302) // counted, not yet written
+    relay.pause()
+    const started = Date.now()
+    await srv.service.close()
+    assert.ok(Date.now() - started < 12_000, `stopped after ${Date.now() - started} ms`)
+    assert.ok(srv.logs.some((l) => l.includes('final visit flush did not finish')), 'the loss is logged')
+  })
+
+  silent.run()
 }

@@ -75,10 +75,17 @@ if (process.env.DATABASE_URL === undefined) {
     assert.not.ok(before.includes(fresh))
   })
 
-  test('SIGTERM stops every worker and the primary exits 0', async ({ child }) => {
+  // A stop that comes within the restart delay of a death must not fork a worker nobody stops.
+  test('SIGTERM just after a worker died stops every worker, restarts none, and the primary exits 0', async ({ child, lines }) => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    const listening = () => lines.filter((l) => l.msg === 'listening').length
+    const before = listening()
+    process.kill(lines.filter((l) => l.msg === 'listening').at(-1)!.pid, 'SIGKILL')
+    await waitFor(lines, (ls) => ls.filter((l) => l.msg === 'worker died; restarting it').length === 2)
     child.kill('SIGTERM')
-    assert.is(await exited, 0)
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 8 s'), 8_000))])
+    assert.is(code, 0)
+    assert.is(listening(), before, 'no worker was started during the stop')
   })
 
   test.run()

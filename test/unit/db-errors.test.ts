@@ -41,6 +41,8 @@ test('SQLSTATEs of a database that cannot serve now are unavailable, whatever th
     '57014', // query_canceled
     '58030', // io_error
     '25006', // read_only_sql_transaction: a standby after a fail-over
+    '40P01', // deadlock_detected: this transaction was the victim
+    '40001', // serialization_failure
   ]) {
     assert.ok(isConnectionError(serverError(code)), code)
   }
