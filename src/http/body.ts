@@ -102,9 +102,12 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
 /** Media type (415), then the counted read (413), then UTF-8 and JSON (422). */
 export async function readJson(req: IncomingMessage, max = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
   if (!isJsonMediaType(req.headers['content-type'])) throw unsupportedMediaType()
-  // RFC 9110 8.4: a content coding we cannot decode (gzip, ...) is an unsupported representation.
+  // RFC 9110 8.4: a content coding we cannot decode (gzip, ...) is an unsupported representation;
+  // so is a transfer coding other than chunked, which Node undoes and we would not.
   const coding = req.headers['content-encoding']
   if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') throw unsupportedEncoding()
+  const transfer = req.headers['transfer-encoding']
+  if (transfer !== undefined && transfer.trim().toLowerCase() !== 'chunked') throw unsupportedEncoding()
   return parseJsonObject(await readBody(req, max))
 }
 

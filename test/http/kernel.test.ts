@@ -290,7 +290,7 @@ bodies('a missing or non-JSON Content-Type, or a non-utf-8 charset, answers 415 
 })
 
 // RFC 9110 8.4 (contract §2, 415 for an unsupported body): a content coding we cannot decode
-bodies('a compressed body (Content-Encoding other than identity) answers 415 UNSUPPORTED_MEDIA_TYPE', async ({ srv }) => {
+bodies('a compressed body (Content-Encoding other than identity, or a transfer coding besides chunked) answers 415 UNSUPPORTED_MEDIA_TYPE', async ({ srv }) => {
   const user = await newUser(srv.url)
   const headers = { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }
   for (const coding of ['gzip', 'br', 'deflate', 'x-custom']) {
@@ -298,6 +298,13 @@ bodies('a compressed body (Content-Encoding other than identity) answers 415 UNS
   }
   const plain = await postBytes(srv.url, '/api/v1/links', GOOD_LINK, { ...headers, 'content-encoding': 'Identity' })
   assert.is(plain.status, 201, plain.text)
+  // a transfer coding besides chunked: Node removes the chunking, not the gzip
+  const chunkedGzip = await raw(srv.url, [
+    `POST /api/v1/links HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${user.token}\r\nContent-Type: application/json\r\n` +
+      `Transfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+  ])
+  assert.is(chunkedGzip.status, 415, chunkedGzip.head)
+  assert.is(JSON.parse(chunkedGzip.body).code, 'UNSUPPORTED_MEDIA_TYPE')
 })
 
 // contract §2: parameters allowed; utf-8 in any case; the media type is case-insensitive
