@@ -41,6 +41,8 @@ export function isJsonMediaType(header: string | undefined): boolean {
 
 /** Streams the body through a byte counter; rejects with 413 as soon as byte max + 1 arrives. */
 export function readBody(req: IncomingMessage, max = MAX_BODY_BYTES): Promise<Buffer> {
+  // Gone before we asked (the handler awaited something first): no event would ever say so.
+  if (req.destroyed) return Promise.reject(new ClientGone('client closed the request before its body was read'))
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let total = 0

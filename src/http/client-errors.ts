@@ -18,6 +18,8 @@ const PARSER_ERRORS: Record<string, () => HttpError> = {
   ERR_HTTP_REQUEST_TIMEOUT: () => new HttpError(408, 'REQUEST_TIMEOUT', 'request took too long'),
 }
 
+const LINGER_MS = 10_000
+
 // RFC 9110 5.6.2: a method is a token; llhttp knows only the registered ones.
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP\/1\.[01]\r?$/
 
@@ -26,26 +28,37 @@ interface ParserError extends NodeJS.ErrnoException {
   bytesParsed?: number
 }
 
-/** Sockets with responses still being produced, and what to write once they are done. */
-const inFlight = new WeakMap<Duplex, { count: number; then?: () => void }>()
+interface SocketState {
+  /** requests on this socket whose responses are still being produced */
+  open: Set<IncomingMessage>
+  /** after a refused request: the complete ones among them, to be answered before its error */
+  before?: Set<IncomingMessage>
+  /** the refused request's error, written once `before` is empty */
+  answer?: () => void
+}
+
+const sockets = new WeakMap<Duplex, SocketState>()
 
 /**
- * Counts a response that may finish after later pipelined requests are parsed. The synchronous
+ * Notes a response that may finish after later pipelined requests are parsed. The synchronous
  * redirect path needs none: its response is queued on the socket before the parser reads on.
  */
 export function trackResponse(req: IncomingMessage, res: ServerResponse): void {
   const socket = req.socket
-  const state = inFlight.get(socket) ?? { count: 0 }
-  state.count++
-  inFlight.set(socket, state)
+  let state = sockets.get(socket)
+  if (state === undefined) sockets.set(socket, (state = { open: new Set() }))
+  state.open.add(req)
   res.once('close', () => {
-    if (--state.count > 0) return
-    inFlight.delete(socket)
-    state.then?.()
+    state.open.delete(req)
+    if (state.before?.delete(req) && state.before.size === 0) state.answer!()
+    if (state.open.size === 0 && state.answer === undefined) sockets.delete(socket)
   })
 }
 
 export function answerClientError(err: ParserError, socket: Duplex, routeError: RouteError): void {
+  let state = sockets.get(socket)
+  if (state?.answer !== undefined) return // answered, or to be: the parser only repeats itself
+  if (state === undefined) sockets.set(socket, (state = { open: new Set() }))
   if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy()
     return
@@ -60,12 +73,15 @@ export function answerClientError(err: ParserError, socket: Duplex, routeError: 
     supplied = request.requestId
     if (request.origin) addCorsHeaders(headers)
   }
-  const write = () => writeRawError(socket, error, requestIdFor(supplied), headers)
-  const state = inFlight.get(socket)
-  if (state === undefined) return write()
-  // The parser has stopped; earlier responses are still on their way. Answer after them.
-  if (state.then === undefined) socket.pause()
-  state.then = write
+  const answer = () => writeRawError(socket, error, requestIdFor(supplied), headers)
+  // Requests received whole came before the refused one: their answers go first. One still
+  // being received (a broken chunked body, a body too slow) is the refused one itself: its
+  // handler waits for a body that will not come, and ends when the socket does.
+  const before = new Set([...state.open].filter((req) => req.complete))
+  state.answer = answer
+  if (before.size === 0) return answer()
+  state.before = before
+  socket.pause()
 }
 
 /** Answers on a socket the http module has handed over (or given up on), then closes it. */
@@ -84,6 +100,8 @@ export function writeRawError(socket: Duplex, err: HttpError, requestId: string,
   }
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
   socket.end(`${head}\r\n${body}`)
+  // The client may never close its side; the socket must not outlive the answer by much.
+  setTimeout(() => socket.destroy(), LINGER_MS).unref()
 }
 
 /**

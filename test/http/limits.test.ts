@@ -434,6 +434,24 @@ protocol('requests pipelined before a malformed one are answered first, in order
   }
 })
 
+// contract §2: every error is answered in our shape; a request whose chunked body breaks while
+// its handler waits for it is the refused request itself: answered at once, not after itself
+protocol('a chunked body that breaks mid-request is answered 400 at once, also behind a pipelined request', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const broken =
+    `POST /api/v1/links HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${user.token}\r\n` +
+    'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n'
+  for (const before of ['', request('GET /healthz HTTP/1.1', [])]) {
+    const started = Date.now()
+    const res = await raw(srv.url, [before + broken], { idleMs: 3000 })
+    const statuses = [...`${res.head}\r\n\r\n${res.body}`.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))
+    assert.equal(statuses, before === '' ? [400] : [200, 400])
+    assert.ok(res.closed, 'closed after the 400')
+    assert.ok(Date.now() - started < 2500, `answered after ${Date.now() - started} ms, not at the client's idle timeout`)
+  }
+})
+
+// contract §8: header and request timeouts are set (slow clients cannot hold the server)
 protocol('the server has finite header and request timeouts under 60 s', ({ srv }) => {
   const server = srv.service.server
   for (const [name, value] of [['headersTimeout', server.headersTimeout], ['requestTimeout', server.requestTimeout]] as const) {
