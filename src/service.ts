@@ -13,9 +13,7 @@ import { openDatabase, type Database } from './db/index.js'
 import { migrate } from './db/migrate.js'
 import { settlesWithin } from './time-limit.js'
 import { declaresTooMuch } from './http/body.js'
-import { answerClientError, writeRawError } from './http/client-errors.js'
-import { routeNotFound } from './http/errors.js'
-import { requestIdFor } from './http/request-id.js'
+import { answerClientError, answerConnect } from './http/client-errors.js'
 import { LinkChangeFeed } from './links/change-feed.js'
 import { LocationLoader } from './links/location-loader.js'
 import { RedirectCache } from './links/redirect-cache.js'
@@ -90,10 +88,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
   })
   server.on('checkExpectation', app.listener)
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, app.routeError))
-  // CONNECT's target is "host:port", never one of our paths (Node would otherwise just hang up).
-  server.on('connect', (req: IncomingMessage, socket: Duplex) =>
-    writeRawError(socket, routeNotFound(), requestIdFor(req.headers['x-request-id'] as string | undefined)),
-  )
+  server.on('connect', answerConnect)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, () => resolve())

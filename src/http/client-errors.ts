@@ -1,16 +1,17 @@
-// Requests that Node's HTTP parser refuses never reach the app. They still get our error shape
-// and an X-Request-Id, written straight to the socket, which is then closed. Responses to
-// requests pipelined before the refused one go out first (RFC 9112 9.3.2: in request order).
+// Requests that Node's HTTP parser refuses (and CONNECT, which it hands over) never reach the
+// app. They still get our error shape and an X-Request-Id, written straight to the socket, which
+// is then closed. Responses to requests pipelined before the refused one go out first (RFC 9112
+// 9.3.2: in request order).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { addCorsHeaders } from './cors.js'
-import { badRequest, HttpError } from './errors.js'
+import { badRequest, HttpError, routeNotFound } from './errors.js'
 import type { Headers } from './reply.js'
 import { errorReply } from './reply.js'
 import { requestIdFor } from './request-id.js'
 
-/** What the app's router says of a method and request target it has no route for: 404 or 405. */
+/** What the app's router says of a request target it has no route for: 404, or 405 with Allow. */
 export type RouteError = (method: string, target: string) => HttpError
 
 const PARSER_ERRORS: Record<string, () => HttpError> = {
@@ -18,10 +19,14 @@ const PARSER_ERRORS: Record<string, () => HttpError> = {
   ERR_HTTP_REQUEST_TIMEOUT: () => new HttpError(408, 'REQUEST_TIMEOUT', 'request took too long'),
 }
 
+/** How long an answered socket may stay open, and how long an answer may wait for earlier ones. */
 const LINGER_MS = 10_000
+const WAIT_FOR_EARLIER_MS = 30_000
 
-// RFC 9110 5.6.2: a method is a token; llhttp knows only the registered ones.
-const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP\/1\.[01]\r?$/
+// The end of a request line. The line may begin with the tail of an earlier request's body
+// (which need not end in a newline), so only the target is read, and the method is not needed:
+// llhttp refuses only methods that no route of ours has, so the path alone decides 404 or 405.
+const TARGET = / (\S+) HTTP\/1\.[01]\r?$/
 
 interface ParserError extends NodeJS.ErrnoException {
   rawPacket?: Buffer
@@ -39,14 +44,19 @@ interface SocketState {
 
 const sockets = new WeakMap<Duplex, SocketState>()
 
+function stateOf(socket: Duplex): SocketState {
+  let state = sockets.get(socket)
+  if (state === undefined) sockets.set(socket, (state = { open: new Set() }))
+  return state
+}
+
 /**
  * Notes a response that may finish after later pipelined requests are parsed. The synchronous
  * redirect path needs none: its response is queued on the socket before the parser reads on.
  */
 export function trackResponse(req: IncomingMessage, res: ServerResponse): void {
   const socket = req.socket
-  let state = sockets.get(socket)
-  if (state === undefined) sockets.set(socket, (state = { open: new Set() }))
+  const state = stateOf(socket)
   state.open.add(req)
   res.once('close', () => {
     state.open.delete(req)
@@ -56,9 +66,7 @@ export function trackResponse(req: IncomingMessage, res: ServerResponse): void {
 }
 
 export function answerClientError(err: ParserError, socket: Duplex, routeError: RouteError): void {
-  let state = sockets.get(socket)
-  if (state?.answer !== undefined) return // answered, or to be: the parser only repeats itself
-  if (state === undefined) sockets.set(socket, (state = { open: new Set() }))
+  if (sockets.get(socket)?.answer !== undefined) return // answered, or to be: the parser repeats itself
   if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy()
     return
@@ -69,23 +77,39 @@ export function answerClientError(err: ParserError, socket: Duplex, routeError: 
   const request = err.code === 'HPE_INVALID_METHOD' ? refusedRequest(err) : undefined
   if (request !== undefined) {
     // An unknown method is still a request for a path: 404, or 405 with Allow (contract §2).
-    error = routeError(request.method, request.target)
+    error = routeError('', request.target)
     supplied = request.requestId
     if (request.origin) addCorsHeaders(headers)
   }
-  const answer = () => writeRawError(socket, error, requestIdFor(supplied), headers)
-  // Requests received whole came before the refused one: their answers go first. One still
-  // being received (a broken chunked body, a body too slow) is the refused one itself: its
-  // handler waits for a body that will not come, and ends when the socket does.
-  const before = new Set([...state.open].filter((req) => req.complete))
+  answerAfterEarlier(socket, () => writeRawError(socket, error, requestIdFor(supplied), headers))
+}
+
+/** CONNECT's target is "host:port", never one of our paths (Node would otherwise just hang up). */
+export function answerConnect(req: IncomingMessage, socket: Duplex): void {
+  const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
+  const headers: Headers = {}
+  if (req.headers.origin !== undefined) addCorsHeaders(headers)
+  answerAfterEarlier(socket, () => writeRawError(socket, routeNotFound(), requestId, headers))
+}
+
+/**
+ * Requests received whole came before the refused one: their answers go first. One still being
+ * received (a broken chunked body, a body too slow) is the refused one itself: its handler waits
+ * for a body that will not come, and ends when the socket does. An earlier answer that never
+ * comes (a hung handler) gives up the socket after WAIT_FOR_EARLIER_MS.
+ */
+function answerAfterEarlier(socket: Duplex, answer: () => void): void {
+  const state = stateOf(socket)
   state.answer = answer
+  const before = new Set([...state.open].filter((req) => req.complete))
   if (before.size === 0) return answer()
   state.before = before
   socket.pause()
+  setTimeout(() => state.before!.size > 0 && socket.destroy(), WAIT_FOR_EARLIER_MS).unref()
 }
 
-/** Answers on a socket the http module has handed over (or given up on), then closes it. */
-export function writeRawError(socket: Duplex, err: HttpError, requestId: string, extra: Headers = {}): void {
+/** Writes one of our JSON errors straight to a socket the http module has let go of, then closes it. */
+function writeRawError(socket: Duplex, err: HttpError, requestId: string, extra: Headers): void {
   if (!socket.writable) return
   const reply = errorReply(err)
   const body = JSON.stringify(reply.body)
@@ -105,17 +129,17 @@ export function writeRawError(socket: Duplex, err: HttpError, requestId: string,
 }
 
 /**
- * The request line and the headers we answer with, read from the bytes the parser refused. The
- * refused request starts at the line where parsing stopped (earlier pipelined ones precede it).
+ * The target and the headers we answer with, read from the bytes the parser refused: the line
+ * where parsing stopped, and the header lines after it (as far as this packet holds them).
  */
-function refusedRequest(err: ParserError): { method: string; target: string; requestId?: string; origin: boolean } | undefined {
+function refusedRequest(err: ParserError): { target: string; requestId?: string; origin: boolean } | undefined {
   const raw = err.rawPacket
   if (raw === undefined) return undefined
   const stop = Math.min(Math.max(err.bytesParsed ?? 0, 0), raw.length)
   const start = stop === 0 ? 0 : raw.lastIndexOf(0x0a, stop - 1) + 1
   const lines = raw.toString('latin1', start, Math.min(raw.length, start + 16 * 1024)).split('\n')
-  const line = REQUEST_LINE.exec(lines[0] ?? '')
-  if (line === null) return undefined
+  const target = TARGET.exec(lines[0] ?? '')?.[1]
+  if (target === undefined) return undefined
   let requestId: string | undefined
   let origin = false
   for (const header of lines.slice(1)) {
@@ -125,5 +149,5 @@ function refusedRequest(err: ParserError): { method: string; target: string; req
     if (name === 'x-request-id') requestId = header.slice(colon + 1).trim()
     else if (name === 'origin') origin = true
   }
-  return { method: line[1]!, target: line[2]!, requestId, origin }
+  return { target, requestId, origin }
 }

@@ -57,10 +57,12 @@ export interface ProfileChange {
 export async function updateUser(sql: Sql, id: string, change: ProfileChange): Promise<UserRow | 'gone' | 'stale'> {
   return sql.begin(async (tx) => {
     // The row lock orders this against logins, other changes and deletion of the same account.
-    const [current] = await tx<{ password_hash: string; has_session: boolean }[]>`
-      select password_hash, exists (select 1 from sessions where token_hash = ${change.session}) as has_session
-      from users where id = ${id} for update`
-    if (current === undefined || !current.has_session) return 'gone'
+    const [current] = await tx<{ password_hash: string }[]>`select password_hash from users where id = ${id} for update`
+    if (current === undefined) return 'gone'
+    // A statement of its own, so its snapshot is taken after the lock: a change that committed
+    // while we waited (and revoked this session) is seen.
+    const [session] = await tx`select 1 from sessions where token_hash = ${change.session}`
+    if (session === undefined) return 'gone'
     if (change.password !== undefined && current.password_hash !== change.password.verifiedAgainst) return 'stale'
     const [row] = await tx<UserRow[]>`
       update users set

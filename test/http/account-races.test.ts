@@ -1,6 +1,8 @@
 // Account changes racing logins (contract §3). A login checks the password for a while (the KDF);
 // what it read at the start may no longer hold when it is done. These tests start the racing
 // requests so that the windows overlap; each asserts what must hold whichever way they interleave.
+import { createHash } from 'node:crypto'
+import postgres from 'postgres'
 import * as assert from 'uvu/assert'
 import { call, newUser, type Res, type User } from '../helpers/api.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
@@ -75,5 +77,31 @@ test('of two password changes racing with the same current password, exactly one
   assert.is((await loginAs(srv, user, loser)).status, 401)
   assert.is((await loginAs(srv, user, user.password)).status, 401)
 })
+
+// contract §3: a password change revokes every other session, and a revoked session is refused.
+// The interleaving is forced: a transaction of the test's own holds the user's row and revokes
+// the session while the PATCH waits for that row. Needs a real PostgreSQL (a second connection).
+if (process.env.DATABASE_URL !== undefined) {
+  test('a profile change waiting behind the change that revoked its session answers 401', async ({ srv }) => {
+    const user = await newUser(srv.url)
+    const other = (await loginAs(srv, user)).body.token as string
+    const db = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} })
+    try {
+      let patch: Promise<Res> | undefined
+      await db.begin(async (tx) => {
+        await tx`select 1 from users where id = ${user.id} for update`
+        await tx`delete from sessions where user_id = ${user.id} and token_hash = ${createHash('sha256').update(other).digest()}`
+        patch = call(srv.url, 'PATCH', '/api/v1/users/me', { token: other, body: { display_name: 'Too Late' } })
+        await sleep(300) // the PATCH has authenticated and now waits for the row
+      })
+      const res = await patch!
+      assert.is(res.status, 401, res.text)
+      assert.is(res.body.code, 'UNAUTHORIZED')
+      assert.is.not((await call(srv.url, 'GET', '/api/v1/users/me', { token: user.token })).body.display_name, 'Too Late')
+    } finally {
+      await db.end()
+    }
+  })
+}
 
 test.run()

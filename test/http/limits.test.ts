@@ -426,12 +426,26 @@ protocol('requests pipelined before a malformed one are answered first, in order
   for (const [refused, status] of [
     ['GET /heal\x01thz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
     [request('BREW /healthz HTTP/1.1', []), 405],
+    [request('CONNECT example.com:443 HTTP/1.1', []), 404],
   ] as const) {
     const res = await raw(srv.url, [good + refused], { idleMs: 2000 })
     const statuses = [...`${res.head}\r\n\r\n${res.body}`.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))
     assert.equal(statuses, [200, 404, status], statuses.join(', '))
     assert.ok(res.closed, 'the connection is closed after the refused request')
   }
+})
+
+// contract §2: 405 on a known path whatever the method; §1: a supplied X-Request-Id is reused —
+// also when the refused request follows one with a body that does not end in a newline
+protocol('an unknown method pipelined right after a JSON body still gets its 405 and its request id', async ({ srv }) => {
+  const body = JSON.stringify({})
+  const first = `POST /api/v1/users HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${randomIp()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+  const res = await raw(srv.url, [first + request('BREW /api/v1/links HTTP/1.1', ['X-Request-Id: brew-after-body'])], { idleMs: 2000 })
+  const text = `${res.head}\r\n\r\n${res.body}`
+  assert.equal([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])), [422, 405], text)
+  const second = text.slice(text.lastIndexOf('HTTP/1.1 '))
+  assert.is(header(second.slice(0, second.indexOf('\r\n\r\n')), 'x-request-id'), 'brew-after-body')
+  assert.is(header(second.slice(0, second.indexOf('\r\n\r\n')), 'allow'), 'GET, HEAD, POST')
 })
 
 // contract §2: every error is answered in our shape; a request whose chunked body breaks while
