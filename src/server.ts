@@ -68,15 +68,19 @@ async function serve(config: Readonly<Config>, log: Logger): Promise<void> {
 
 function runPrimary(config: Readonly<Config>, log: Logger): void {
   let stopping = false
-  const fork = () => cluster.fork()
+  // Our own count: Node drops a worker from cluster.workers only once it has both exited and
+  // disconnected, and the two events come in either order.
+  const alive = new Set<number>()
+  const fork = () => alive.add(cluster.fork().id)
   for (let i = 0; i < config.workers; i++) fork()
-  const workersLeft = () => Object.keys(cluster.workers ?? {}).length
+  const workersLeft = () => alive.size
   const stopped = () => {
     log.info('stopped')
     log.flush()
     process.exit(0)
   }
   cluster.on('exit', (worker, code, signal) => {
+    alive.delete(worker.id)
     if (stopping) {
       if (workersLeft() === 0) stopped()
       return

@@ -1,9 +1,9 @@
 // The one `postgres` client: a real PostgreSQL at DATABASE_URL, or an embedded PGlite served on a
 // private Unix socket so that the same driver and the same SQL run on both (design card).
-import { randomBytes } from 'node:crypto'
-import { link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import postgres from 'postgres'
 
 export type Sql = postgres.Sql<Record<string, never>>
@@ -38,12 +38,22 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const unlock = await lockDataDir(dataDir)
-  const pglite = await PGlite.create(dataDir)
+  let pglite: Awaited<ReturnType<typeof PGlite.create>> | undefined
+  let server: InstanceType<typeof PGLiteSocketServer>
   // mkdtemp makes a 0700 directory: only this user can reach the unauthenticated socket.
   const socketDir = await mkdtemp(join(tmpdir(), 'link-service-'))
   const socketPath = join(socketDir, '.s.PGSQL.5432')
-  const server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 1 })
-  await server.start()
+  try {
+    pglite = await PGlite.create(dataDir)
+    server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 1 })
+    await server.start()
+  } catch (err) {
+    // A failed start (a damaged directory, say) must not leave the directory locked.
+    await pglite?.close().catch(() => {})
+    await rm(socketDir, { recursive: true, force: true })
+    await unlock()
+    throw err
+  }
   // PGlite runs one query at a time; one connection keeps transactions from interleaving.
   const sql = postgres({ ...common, path: socketPath, max: 1, user: 'postgres', database: 'postgres' })
   return {
@@ -60,59 +70,68 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   }
 }
 
-const LOCK_FILE = 'link-service.pid'
-/** Lock files this process holds: a second open of one directory in-process is refused too. */
+const LOCK_SOCKET = 'link-service.lock'
+/** Lock sockets this process holds: a second open of one directory in-process is refused too. */
 const held = new Set<string>()
 
 /**
- * PGlite does not lock its directory, and two processes on one directory would corrupt it. A
- * pid file does. It appears atomically with its contents (written aside, then hard-linked into
- * place), and is taken over only when its holder is gone: a pid that is not running, our own pid
- * (left by an earlier life of this pid, as PID 1 in a container), or one from an earlier boot.
+ * PGlite does not lock its directory, and two processes on one directory would corrupt it. The
+ * lock is a Unix socket in DATA_DIR, listened on by the holder: it is alive exactly as long as
+ * its holder, whatever pids and pid namespaces say (containers sharing a volume). A socket file
+ * that nobody answers on was left by a holder that is gone, and is taken over.
  */
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  const file = join(dataDir, LOCK_FILE)
-  if (held.has(file)) throw new Error(`DATA_DIR ${dataDir} is already open in this process`)
-  const boot = await bootId()
-  const aside = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
-  await writeFile(aside, `${process.pid}\n${boot}\n`, { mode: 0o600 })
-  try {
-    for (;;) {
-      try {
-        await link(aside, file)
-        held.add(file)
-        return async () => {
-          held.delete(file)
-          await rm(file, { force: true })
-        }
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-        const [pid, itsBoot] = (await readFile(file, 'utf8').catch(() => '')).split('\n')
-        const holder = Number(pid)
-        if (holder !== process.pid && itsBoot === boot && isRunning(holder)) {
-          throw new Error(`DATA_DIR ${dataDir} is in use by process ${holder} (remove ${file} if that is wrong)`)
-        }
-        await rm(file, { force: true })
-      }
+  const path = shortestPath(join(dataDir, LOCK_SOCKET))
+  if (held.has(path)) throw new Error(`DATA_DIR ${dataDir} is already open in this process`)
+  for (let attempt = 0; ; attempt++) {
+    const server = createServer((client) => client.destroy())
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(path, resolve)
+      })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt > 0) throw err
+      const holder = await probe(path)
+      if (holder !== 'gone') throw new Error(`DATA_DIR ${dataDir} is in use by another running link service (${holder})`)
+      await rm(path, { force: true })
+      continue
     }
-  } finally {
-    await rm(aside, { force: true })
+    server.unref()
+    held.add(path)
+    return async () => {
+      held.delete(path)
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await rm(path, { force: true })
+    }
   }
 }
 
-function isRunning(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    // EPERM: the pid now belongs to another user. DATA_DIR is 0700, so that is not one of us.
-    return false
-  }
+/** Whether anyone answers on the lock socket: 'gone' only when that is certain. */
+function probe(path: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = createConnection(path)
+    socket.setTimeout(2_000, () => {
+      socket.destroy()
+      resolve('its lock socket does not answer, but is not refused either')
+    })
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve('its lock socket answers')
+    })
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      resolve(err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? 'gone' : `its lock socket: ${err.code ?? err.message}`)
+    })
+  })
 }
 
-/** Linux's id of this boot ('' elsewhere): a pid from another boot is long gone. */
-const bootId = () => readFile('/proc/sys/kernel/random/boot_id', 'utf8').then((id) => id.trim(), () => '')
+/** A Unix socket's path is limited to about 100 bytes: the relative spelling may fit where the absolute does not. */
+function shortestPath(absolute: string): string {
+  const relativePath = relative(process.cwd(), absolute)
+  const path = relativePath.length < absolute.length ? relativePath : absolute
+  if (Buffer.byteLength(path) > 100) throw new Error(`DATA_DIR is too long a path for its lock socket: ${absolute} (at most 100 bytes)`)
+  return path
+}
 
 // SQLSTATEs that say the database cannot serve us now, not that the statement was wrong. Whole
 // classes: 08 connection exception, 28 authorization (raised while connecting), 40 transaction

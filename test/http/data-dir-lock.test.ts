@@ -1,8 +1,10 @@
 // The embedded database's DATA_DIR is held by one process at a time (PGlite does not lock it,
 // and two processes on one directory would corrupt it), but a lock whose holder is gone never
-// keeps the service from starting (docs/decisions.md).
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// keeps the service from starting (docs/decisions.md). The lock is a Unix socket the holder
+// listens on; the second-process case itself is in lifecycle.test.ts.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
@@ -18,35 +20,39 @@ if (process.env.DATABASE_URL !== undefined) {
   })
   test.after(({ root }) => rmSync(root, { recursive: true, force: true }))
 
-  const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
-  /** A pid that was running a moment ago and is not any more. */
-  const deadPid = () => Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).toString())
-
-  /** Starts a server on `dir` with this lock file already there, and says whether it served. */
-  async function startsWith(root: string, name: string, lock: string): Promise<boolean> {
-    const dir = join(root, name)
-    const first = await startServer({ DATA_DIR: dir }) // a migrated directory, then closed
-    await first.close().catch(() => {})
-    writeFileSync(join(dir, 'link-service.pid'), lock)
-    try {
-      const srv = await startServer({ DATA_DIR: dir })
-      await srv.close()
-      return true
-    } catch (err) {
-      assert.match(String(err), /in use by process|already open/)
-      return false
-    }
+  /** Leaves a lock socket behind as a holder killed with SIGKILL would: the file, and nobody listening. */
+  async function abandonedSocket(path: string): Promise<void> {
+    const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => console.log('up'))`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    await new Promise((resolve) => child.stdout!.once('data', resolve))
+    child.kill('SIGKILL')
+    await new Promise((resolve) => child.once('exit', resolve))
+    assert.ok(existsSync(path), 'the dead holder left its socket file')
   }
 
-  test('a lock left by a process that is gone, by an earlier life of this pid, or from another boot is taken over', async ({ root }) => {
-    assert.ok(await startsWith(root, 'dead', `${deadPid()}\n${boot}\n`), 'dead pid')
-    assert.ok(await startsWith(root, 'own', `${process.pid}\n${boot}\n`), 'this very pid')
-    assert.ok(await startsWith(root, 'reboot', `${process.ppid}\nsome-earlier-boot\n`), 'another boot')
-    assert.ok(await startsWith(root, 'garbage', 'not a pid at all'), 'unreadable')
+  test('a lock socket left by a holder that is gone is taken over', async ({ root }) => {
+    const dir = join(root, 'abandoned')
+    mkdirSync(dir, { mode: 0o700 })
+    await abandonedSocket(join(dir, 'link-service.lock'))
+    const srv = await startServer({ DATA_DIR: dir })
+    assert.is((await fetch(`${srv.url}/healthz`)).status, 200)
+    await srv.close()
+    assert.not.ok(existsSync(join(dir, 'link-service.lock')), 'the lock is gone after a clean stop')
   })
 
-  test('a lock held by a running process of this boot is respected', async ({ root }) => {
-    assert.not.ok(await startsWith(root, 'held', `${process.ppid}\n${boot}\n`))
+  test('a lock socket someone answers on is respected, whatever its pid', async ({ root }) => {
+    const dir = join(root, 'held')
+    mkdirSync(dir, { mode: 0o700 })
+    const holder = createServer((c) => c.destroy())
+    await new Promise<void>((resolve) => holder.listen(join(dir, 'link-service.lock'), resolve))
+    try {
+      let err: unknown
+      await startServer({ DATA_DIR: dir }).catch((e: unknown) => (err = e))
+      assert.match(String(err), /in use by another running link service/)
+    } finally {
+      await new Promise((resolve) => holder.close(resolve))
+    }
   })
 
   test('the same DATA_DIR cannot be opened twice in one process', async ({ root }) => {

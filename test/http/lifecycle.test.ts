@@ -86,7 +86,7 @@ if (process.env.DATABASE_URL === undefined) {
     await until(() => first.lines.some((l) => l.msg === 'listening'))
     const second = run({ DATA_DIR: join(dir, 'c') })
     assert.is(await second.exit, 1)
-    assert.match(second.stderr, /in use by process/)
+    assert.match(second.stderr, /in use by another running link service/)
     first.child.kill('SIGTERM')
     assert.is(await first.exit, 0)
   })
