@@ -40,78 +40,92 @@ export interface Service {
 
 export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string): Promise<Service> {
   const db = await openDatabase(config.databaseUrl, config.dataDir)
-  const applied = await migrate(db.sql, migrationsDir)
-  if (applied.length > 0) log.info('migrations applied', { versions: applied })
+  // What start-up has set going, undone in reverse if a later step fails (a port in use, say),
+  // so that the database, and the embedded one's lock, are not left open.
+  const started: Array<() => unknown> = [() => db.close(1)]
+  try {
+    const applied = await migrate(db.sql, migrationsDir)
+    if (applied.length > 0) log.info('migrations applied', { versions: applied })
 
-  const cache = new RedirectCache(config.cacheMaxBytes, config.negativeCacheMs)
-  // Several nodes may share a real database: they learn of each other's link writes by NOTIFY,
-  // and share the rate limit's buckets. The embedded database has one process only.
-  const feed = db.url === undefined ? undefined : new LinkChangeFeed(db.url, cache, log)
-  await feed?.start()
-  const limiter: Limiter = db.url === undefined ? new MemoryLimiter() : new PostgresLimiter(db.sql)
-  const visits = new VisitCounter(db.sql, log, config.visitFlushMs)
-  visits.start()
-  const sweep = setInterval(() => {
-    deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
-  }, SESSION_SWEEP_MS).unref()
+    const cache = new RedirectCache(config.cacheMaxBytes, config.negativeCacheMs)
+    // Several nodes may share a real database: they learn of each other's link writes by NOTIFY,
+    // and share the rate limit's buckets. The embedded database has one process only.
+    const feed = db.url === undefined ? undefined : new LinkChangeFeed(db.url, cache, log)
+    if (feed !== undefined) {
+      started.push(() => feed.stop())
+      await feed.start()
+    }
+    const limiter: Limiter = db.url === undefined ? new MemoryLimiter() : new PostgresLimiter(db.sql)
+    started.push(() => limiter.close())
+    const visits = new VisitCounter(db.sql, log, config.visitFlushMs)
+    visits.start()
+    started.push(() => visits.stop())
+    const sweep = setInterval(() => {
+      deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
+    }, SESSION_SWEEP_MS).unref()
+    started.push(() => clearInterval(sweep))
 
-  const deps: Deps = {
-    config,
-    sql: db.sql,
-    baseUrl: '', // set once the port is known
-    limiter,
-    cache,
-    locations: new LocationLoader(db.sql),
-    visits,
-    log,
-    dummyPasswordHash: await hashPassword(randomBytes(16).toString('base64url'), config.scryptLog2N),
+    const deps: Deps = {
+      config,
+      sql: db.sql,
+      baseUrl: '', // set once the port is known
+      limiter,
+      cache,
+      locations: new LocationLoader(db.sql),
+      visits,
+      log,
+      dummyPasswordHash: await hashPassword(randomBytes(16).toString('base64url'), config.scryptLog2N),
+    }
+    const app = createApp(deps)
+    const server = createServer(
+      {
+        maxHeaderSize: MAX_HEADER_BYTES,
+        // Slow clients cannot hold a connection: whole headers within 10 s, whole request in 30 s.
+        headersTimeout: 10_000,
+        requestTimeout: 30_000,
+        keepAliveTimeout: 5_000,
+        connectionsCheckingInterval: 1_000,
+        // The app answers a missing Host itself, with X-Request-Id and our error shape.
+        requireHostHeader: false,
+      },
+      app.listener,
+    )
+    // "Expect: 100-continue": invite the body only when it may be sent; otherwise the app answers
+    // 413 at once and the client never uploads it.
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      if (!declaresTooMuch(req)) res.writeContinue()
+      app.listener(req, res)
+    })
+    server.on('checkExpectation', app.listener)
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, app.routeError))
+    server.on('connect', answerConnect)
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(config.port, config.host, () => resolve())
+    })
+    const port = (server.address() as AddressInfo).port
+    deps.baseUrl = baseUrlFor(config, port)
+    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+
+    let closing: Promise<void> | undefined
+    const close = () =>
+      (closing ??= (async () => {
+        await stopAccepting(server, config.shutdownTimeoutMs)
+        clearInterval(sweep)
+        limiter.close()
+        // A database that stopped answering (no reset, no refusal) must not hold the stop past
+        // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
+        if ((await settlesWithin(visits.stop(), FINAL_FLUSH_MS)) === 'late') {
+          log.warn('final visit flush did not finish; visits since the last flush are lost')
+        }
+        await feed?.stop()
+        await db.close(DB_CLOSE_SECONDS)
+      })())
+    return { server, url, deps, db, feed, close }
+  } catch (err) {
+    for (const undo of started.reverse()) await Promise.resolve().then(undo).catch(() => {})
+    throw err
   }
-  const app = createApp(deps)
-  const server = createServer(
-    {
-      maxHeaderSize: MAX_HEADER_BYTES,
-      // Slow clients cannot hold a connection: whole headers within 10 s, whole request in 30 s.
-      headersTimeout: 10_000,
-      requestTimeout: 30_000,
-      keepAliveTimeout: 5_000,
-      connectionsCheckingInterval: 1_000,
-      // The app answers a missing Host itself, with X-Request-Id and our error shape.
-      requireHostHeader: false,
-    },
-    app.listener,
-  )
-  // "Expect: 100-continue": invite the body only when it may be sent; otherwise the app answers
-  // 413 at once and the client never uploads it.
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (!declaresTooMuch(req)) res.writeContinue()
-    app.listener(req, res)
-  })
-  server.on('checkExpectation', app.listener)
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, app.routeError))
-  server.on('connect', answerConnect)
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(config.port, config.host, () => resolve())
-  })
-  const port = (server.address() as AddressInfo).port
-  deps.baseUrl = baseUrlFor(config, port)
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
-
-  let closing: Promise<void> | undefined
-  const close = () =>
-    (closing ??= (async () => {
-      await stopAccepting(server, config.shutdownTimeoutMs)
-      clearInterval(sweep)
-      limiter.close()
-      // A database that stopped answering (no reset, no refusal) must not hold the stop past
-      // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
-      if ((await settlesWithin(visits.stop(), FINAL_FLUSH_MS)) === 'late') {
-        log.warn('final visit flush did not finish; visits since the last flush are lost')
-      }
-      await feed?.stop()
-      await db.close(DB_CLOSE_SECONDS)
-    })())
-  return { server, url, deps, db, feed, close }
 }
 
 /** Stops listening, closes idle keep-alive sockets, and gives in-flight requests a bounded time. */

@@ -101,8 +101,9 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
     held.add(path)
     return async () => {
       held.delete(path)
+      // libuv unlinks the path as it closes (before the fd, so a successor's socket is never
+      // the one removed); removing it again here could remove a successor's.
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      await rm(path, { force: true })
     }
   }
 }

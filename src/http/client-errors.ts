@@ -99,13 +99,22 @@ export function answerConnect(req: IncomingMessage, socket: Duplex): void {
  * comes (a hung handler) gives up the socket after WAIT_FOR_EARLIER_MS.
  */
 function answerAfterEarlier(socket: Duplex, answer: () => void): void {
+  // Node has let go of this socket (for CONNECT it leaves no 'error' listener at all): a reset
+  // from the client must end it, not the process.
+  socket.on('error', () => socket.destroy())
   const state = stateOf(socket)
   state.answer = answer
   const before = new Set([...state.open].filter((req) => req.complete))
   if (before.size === 0) return answer()
   state.before = before
   socket.pause()
-  setTimeout(() => state.before!.size > 0 && socket.destroy(), WAIT_FOR_EARLIER_MS).unref()
+  destroyLater(socket, WAIT_FOR_EARLIER_MS, () => state.before!.size > 0)
+}
+
+/** Destroys the socket after `ms` (if `still()`), without keeping it in memory once it has closed. */
+function destroyLater(socket: Duplex, ms: number, still: () => boolean = () => true): void {
+  const timer = setTimeout(() => still() && socket.destroy(), ms).unref()
+  socket.once('close', () => clearTimeout(timer))
 }
 
 /** Writes one of our JSON errors straight to a socket the http module has let go of, then closes it. */
@@ -125,7 +134,7 @@ function writeRawError(socket: Duplex, err: HttpError, requestId: string, extra:
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
   socket.end(`${head}\r\n${body}`)
   // The client may never close its side; the socket must not outlive the answer by much.
-  setTimeout(() => socket.destroy(), LINGER_MS).unref()
+  destroyLater(socket, LINGER_MS)
 }
 
 /**

@@ -67,5 +67,23 @@ if (process.env.DATABASE_URL !== undefined) {
     }
   })
 
+  // A start that fails after opening the database must not leave DATA_DIR locked (a port in use).
+  test('a start that fails after opening the database releases DATA_DIR', async ({ root }) => {
+    const dir = join(root, 'port-taken')
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = String((taken.address() as { port: number }).port)
+      let err: unknown
+      await startServer({ DATA_DIR: dir, PORT: port }).catch((e: unknown) => (err = e))
+      assert.match(String(err), /EADDRINUSE/)
+    } finally {
+      await new Promise((resolve) => taken.close(resolve))
+    }
+    const srv = await startServer({ DATA_DIR: dir })
+    assert.is((await fetch(`${srv.url}/healthz`)).status, 200)
+    await srv.close()
+  })
+
   test.run()
 }

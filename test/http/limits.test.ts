@@ -465,6 +465,23 @@ protocol('a chunked body that breaks mid-request is answered 400 at once, also b
   }
 })
 
+// contract §2: bad input never crashes the service. Node leaves a CONNECT's socket with no
+// 'error' listener of its own: a client that resets it must not take the process down.
+protocol('a CONNECT whose client resets the connection leaves the server running', async ({ srv }) => {
+  const { hostname, port } = new URL(srv.url)
+  const login = `POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${randomIp()}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`
+  for (const [before, delay] of [['', 0], ['', 5], [login, 5]] as const) {
+    const socket = connect(Number(port), hostname)
+    socket.on('error', () => {})
+    await new Promise<void>((r) => socket.once('connect', () => r()))
+    socket.write(`${before}CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`)
+    await sleep(delay)
+    socket.resetAndDestroy()
+  }
+  await sleep(100)
+  assert.is((await call(srv.url, 'GET', '/healthz')).status, 200)
+})
+
 // contract §8: header and request timeouts are set (slow clients cannot hold the server)
 protocol('the server has finite header and request timeouts under 60 s', ({ srv }) => {
   const server = srv.service.server
