@@ -1,6 +1,6 @@
 // Entry point: `node dist/server.js`. Reads the config, then serves in this process, or with
 // WORKERS > 1 runs that many workers sharing the port and restarts any that dies.
-import cluster from 'node:cluster'
+import cluster, { type Worker } from 'node:cluster'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -70,19 +70,18 @@ function runPrimary(config: Readonly<Config>, log: Logger): void {
   let stopping = false
   // Our own count: Node drops a worker from cluster.workers only once it has both exited and
   // disconnected, and the two events come in either order.
-  const alive = new Set<number>()
-  const fork = () => alive.add(cluster.fork().id)
+  const alive = new Set<Worker>()
+  const fork = () => alive.add(cluster.fork())
   for (let i = 0; i < config.workers; i++) fork()
-  const workersLeft = () => alive.size
   const stopped = () => {
     log.info('stopped')
     log.flush()
     process.exit(0)
   }
   cluster.on('exit', (worker, code, signal) => {
-    alive.delete(worker.id)
+    alive.delete(worker)
     if (stopping) {
-      if (workersLeft() === 0) stopped()
+      if (alive.size === 0) stopped()
       return
     }
     log.error('worker died; restarting it', { worker_pid: worker.process.pid, code, signal })
@@ -93,8 +92,8 @@ function runPrimary(config: Readonly<Config>, log: Logger): void {
     stopping = true
     log.info('shutting down workers', { signal })
     // A worker that died just before is not restarted now; if none is left, there is no 'exit' to wait for.
-    if (workersLeft() === 0) return stopped()
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
+    if (alive.size === 0) return stopped()
+    for (const worker of alive) worker.process.kill('SIGTERM')
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))

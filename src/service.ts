@@ -40,9 +40,15 @@ export interface Service {
 
 export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string): Promise<Service> {
   const db = await openDatabase(config.databaseUrl, config.dataDir)
-  // What start-up has set going, undone in reverse if a later step fails (a port in use, say),
-  // so that the database, and the embedded one's lock, are not left open.
-  const started: Array<() => unknown> = [() => db.close(1)]
+  // What start-up sets going, with how to stop it: stopped in reverse by close(), and also if a
+  // later step of start-up fails (a port in use, say), so the database and the embedded one's
+  // lock are not left open.
+  const started: Array<() => unknown> = [() => db.close(DB_CLOSE_SECONDS)]
+  const stopAll = async (quietly: boolean) => {
+    for (const stop of [...started].reverse()) await Promise.resolve().then(stop).catch((err: unknown) => {
+      if (!quietly) throw err
+    })
+  }
   try {
     const applied = await migrate(db.sql, migrationsDir)
     if (applied.length > 0) log.info('migrations applied', { versions: applied })
@@ -59,7 +65,13 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     started.push(() => limiter.close())
     const visits = new VisitCounter(db.sql, log, config.visitFlushMs)
     visits.start()
-    started.push(() => visits.stop())
+    // A database that stopped answering (no reset, no refusal) must not hold a stop past
+    // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
+    started.push(async () => {
+      if ((await settlesWithin(visits.stop(), FINAL_FLUSH_MS)) === 'late') {
+        log.warn('final visit flush did not finish; visits since the last flush are lost')
+      }
+    })
     const sweep = setInterval(() => {
       deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
     }, SESSION_SWEEP_MS).unref()
@@ -111,19 +123,11 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const close = () =>
       (closing ??= (async () => {
         await stopAccepting(server, config.shutdownTimeoutMs)
-        clearInterval(sweep)
-        limiter.close()
-        // A database that stopped answering (no reset, no refusal) must not hold the stop past
-        // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
-        if ((await settlesWithin(visits.stop(), FINAL_FLUSH_MS)) === 'late') {
-          log.warn('final visit flush did not finish; visits since the last flush are lost')
-        }
-        await feed?.stop()
-        await db.close(DB_CLOSE_SECONDS)
+        await stopAll(false)
       })())
     return { server, url, deps, db, feed, close }
   } catch (err) {
-    for (const undo of started.reverse()) await Promise.resolve().then(undo).catch(() => {})
+    await stopAll(true)
     throw err
   }
 }
