@@ -24,7 +24,7 @@ import { Router } from './http/router.js'
 import { createLink, getLink, getLinks, patchLink, redirect, removeLink, serveCached } from './links/routes.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
 import { clientIp, rateLimitKey } from './ratelimit/client-ip.js'
-import { settlesWithin } from './time-limit.js'
+import { Deadline, settlesWithin } from './time-limit.js'
 import { deleteMe, getMe, patchMe, register } from './users/routes.js'
 
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
@@ -106,10 +106,13 @@ export function createApp(deps: Deps): App {
     const match = router.find(req.method!, path)
     if (!match.found) throw routeError(req.method!, path)
     const route = match.value
+    // Every wait on the database below runs against one budget (DB_TIMEOUT_MS): no request waits
+    // for a database that does not answer longer than that.
+    const deadline = new Deadline(config.dbTimeoutMs)
     if (route.rateLimited) {
       let decision: Decision
       try {
-        decision = await deps.limiter.take(rateLimitKey(clientIp(req, config.trustProxy)))
+        decision = await deadline.run(deps.limiter.take(rateLimitKey(clientIp(req, config.trustProxy))))
       } catch (err) {
         // The bucket's state is unknown (its database is down): the answer still carries the
         // headers, as every response of these routes must (contract §7), with nothing promised.
@@ -123,12 +126,13 @@ export function createApp(deps: Deps): App {
     // body, so they are judged with it: after route, method and rate limit (contract §2).
     if (req.headers.expect !== undefined && req.headers.expect.toLowerCase() !== '100-continue') throw expectationFailed()
     checkDeclaredLength(req)
-    const ctx: Ctx = { req, deps, param: match.param, body: EMPTY, session: undefined }
-    if (route.auth) ctx.session = await authenticate(deps.sql, bearerToken(req))
+    const ctx: Ctx = { req, deps, param: match.param, body: EMPTY, session: undefined, deadline }
+    if (route.auth) ctx.session = await deadline.run(authenticate(deps.sql, bearerToken(req)))
+    // The body arrives at the client's pace: that is the request timeout's business, not this one's.
     if (route.body === 'json') ctx.body = await readJson(req)
     else if (hasBody(req)) await discardBody(req)
     const reply = route.handler(ctx)
-    send(res, reply instanceof Promise ? await reply : reply, base)
+    send(res, reply instanceof Promise ? await deadline.run(reply) : reply, base)
   }
 
   function fail(err: unknown, req: IncomingMessage, res: ServerResponse, base: Headers, requestId: string): void {

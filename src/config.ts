@@ -28,6 +28,10 @@ export interface Config {
   /** scrypt cost: N = 2 ** scryptLog2N */
   scryptLog2N: number
   shutdownTimeoutMs: number
+  /** time limit of one request's database work; past it, 503 */
+  dbTimeoutMs: number
+  /** how long cached redirects may be served while the change feed is down */
+  cacheStaleMs: number
 }
 
 export const DEFAULT_APP_URL = 'http://localhost:3000'
@@ -70,6 +74,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     visitFlushMs: int(env, 'VISIT_FLUSH_MS', 1_000, 10, 60_000),
     scryptLog2N: int(env, 'SCRYPT_LOG2_N', 16, 10, 20),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    dbTimeoutMs: int(env, 'DB_TIMEOUT_MS', 5_000, 100, 60_000),
+    cacheStaleMs: int(env, 'CACHE_STALE_MS', 30_000, 0, 3_600_000),
   })
 }
 

@@ -9,6 +9,7 @@ import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './links/visits.js'
 import type { Logger } from './log.js'
 import type { Limiter } from './ratelimit/limiter.js'
+import type { Deadline } from './time-limit.js'
 
 export interface Deps {
   config: Readonly<Config>
@@ -34,6 +35,8 @@ export interface Ctx {
   body: Record<string, unknown>
   /** set on routes that require a bearer session */
   session: Session | undefined
+  /** the request's database time budget; wrap non-database waits (the KDF) in `excluding` */
+  deadline: Deadline
 }
 
 export type Handler = (ctx: Ctx) => Reply | Promise<Reply>

@@ -26,6 +26,7 @@ const SESSION_SWEEP_MS = 60_000
 // the 20 s TimeoutStopSec of scripts/link-service.service.
 const FINAL_FLUSH_MS = 3_000
 const DB_CLOSE_SECONDS = 3
+const STOP_STEP_MS = 5_000
 const MAX_HEADER_BYTES = 16 * 1024
 
 export interface Service {
@@ -39,15 +40,23 @@ export interface Service {
 }
 
 export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string): Promise<Service> {
-  const db = await openDatabase(config.databaseUrl, config.dataDir)
+  const db = await openDatabase(config.databaseUrl, config.dataDir, config.dbTimeoutMs, () =>
+    log.warn('database pool stopped answering while the database answers; replaced it'),
+  )
   // What start-up sets going, with how to stop it: stopped in reverse by close(), and also if a
   // later step of start-up fails (a port in use, say), so the database and the embedded one's
   // lock are not left open.
   const started: Array<() => unknown> = [() => db.close(DB_CLOSE_SECONDS)]
   const stopAll = async (quietly: boolean) => {
-    for (const stop of [...started].reverse()) await Promise.resolve().then(stop).catch((err: unknown) => {
-      if (!quietly) throw err
-    })
+    for (const stop of [...started].reverse()) {
+      // Each step is bounded: a driver that never settles must not hold the stop past systemd's limit.
+      const step = Promise.resolve().then(stop)
+      const outcome = await settlesWithin(step, STOP_STEP_MS).catch((err: unknown) => {
+        if (!quietly) throw err
+        return 'done' as const
+      })
+      if (outcome === 'late') log.warn('a shutdown step did not finish in time; going on', { step: stop.name || 'anonymous' })
+    }
   }
   try {
     const applied = await migrate(db.sql, migrationsDir)

@@ -14,7 +14,7 @@ export async function login(ctx: Ctx): Promise<Reply> {
   const { sql, config, dummyPasswordHash } = ctx.deps
   const user = await findLogin(sql, username)
   // An unknown username spends the same hashing work, so timing does not reveal which it was.
-  const ok = await verifyPassword(password, user?.password_hash ?? dummyPasswordHash, clientWaits(ctx))
+  const ok = await ctx.deadline.excluding(verifyPassword(password, user?.password_hash ?? dummyPasswordHash, clientWaits(ctx)))
   if (user === undefined || !ok) throw invalidCredentials()
   const token = generateToken()
   const session = await insertSession(sql, hashToken(token), user, config.sessionTtlSeconds)

@@ -5,6 +5,7 @@ import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import postgres from 'postgres'
+import { openPool } from './pool.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
 export type Tx = postgres.TransactionSql<Record<string, never>>
@@ -24,10 +25,29 @@ const common = {
   connection: { application_name: 'link-service' },
 } as const
 
-export async function openDatabase(databaseUrl: string | undefined, dataDir: string): Promise<Database> {
+/**
+ * `timeoutMs` bounds what a request waits for (DB_TIMEOUT_MS). On a real server it also bounds a
+ * transaction left idle: when a connection is cut mid-transaction, the driver can lose track of
+ * a transaction on another connection, which then holds its row locks (a user's, for every
+ * create) until the server ends it. idle_in_transaction_session_timeout makes the server do so.
+ * Our transactions send their statements back to back, so a live one is never idle that long.
+ */
+export async function openDatabase(
+  databaseUrl: string | undefined,
+  dataDir: string,
+  timeoutMs = 5_000,
+  onPoolReplaced: () => void = () => {},
+): Promise<Database> {
   if (databaseUrl !== undefined) {
-    const sql = postgres(databaseUrl, { ...common, max: 10, idle_timeout: 60, connect_timeout: 10 })
-    return { sql, embedded: false, url: databaseUrl, close: (timeout = 5) => sql.end({ timeout }) }
+    const pool = openPool(databaseUrl, {
+      ...common,
+      connection: { ...common.connection, idle_in_transaction_session_timeout: timeoutMs },
+      max: 10,
+      idle_timeout: 60,
+      // A refused or silent server fails the waiting queries instead of queueing them for long.
+      connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
+    }, onPoolReplaced)
+    return { sql: pool.sql, embedded: false, url: databaseUrl, close: (timeout = 5) => pool.close(timeout) }
   }
   return openEmbedded(dataDir)
 }

@@ -61,5 +61,5 @@ export const expectationFailed = () =>
 export const internalError = () => new HttpError(500, 'INTERNAL_ERROR', 'internal error')
 export const kdfBusy = () =>
   new HttpError(503, 'SERVICE_UNAVAILABLE', 'too many password checks at once; retry later', { 'retry-after': '1' })
-export const serviceUnavailable = () =>
-  new HttpError(503, 'SERVICE_UNAVAILABLE', 'the database is unavailable; retry later', { 'retry-after': '1' })
+export const serviceUnavailable = (message = 'the database is unavailable; retry later') =>
+  new HttpError(503, 'SERVICE_UNAVAILABLE', message, { 'retry-after': '1' })

@@ -15,7 +15,7 @@ const present = (u: UserRow) => ({
 
 export async function register(ctx: Ctx): Promise<Reply> {
   const input = parseRegistration(ctx.body)
-  const passwordHash = await hashPassword(input.password, ctx.deps.config.scryptLog2N, clientWaits(ctx))
+  const passwordHash = await ctx.deadline.excluding(hashPassword(input.password, ctx.deps.config.scryptLog2N, clientWaits(ctx)))
   const user = await insertUser(ctx.deps.sql, { username: input.username, displayName: input.displayName, passwordHash })
   if (user === 'taken') throw usernameTaken()
   return json(201, present(user))
@@ -35,8 +35,9 @@ export async function patchMe(ctx: Ctx): Promise<Reply> {
   if (change.password !== undefined) {
     const stored = await findPasswordHash(sql, session.userId)
     if (stored === undefined) throw unauthorized()
-    if (!(await verifyPassword(change.password.current, stored, clientWaits(ctx)))) throw currentPasswordIncorrect()
-    password = { hash: await hashPassword(change.password.next, config.scryptLog2N, clientWaits(ctx)), verifiedAgainst: stored }
+    if (!(await ctx.deadline.excluding(verifyPassword(change.password.current, stored, clientWaits(ctx))))) throw currentPasswordIncorrect()
+    const hash = await ctx.deadline.excluding(hashPassword(change.password.next, config.scryptLog2N, clientWaits(ctx)))
+    password = { hash, verifiedAgainst: stored }
   }
   const user = await updateUser(sql, session.userId, { displayName: change.displayName, password, session: session.tokenHash })
   if (user === 'gone') throw unauthorized() // deleted or logged out meanwhile

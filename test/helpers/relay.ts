@@ -7,6 +7,7 @@ export class Relay {
   server: Server | undefined
   readonly pairs = new Set<[Socket, Socket]>()
   port = 0
+  closing = false
 
   constructor(
     readonly host: string,
@@ -23,12 +24,18 @@ export class Relay {
   }
 
   async open(): Promise<void> {
+    this.closing = false
     this.server = createServer((client) => {
+      if (this.closing) return void client.destroy()
       const upstream = connect(this.targetPort, this.host)
       const pair: [Socket, Socket] = [client, upstream]
       this.pairs.add(pair)
       for (const s of pair) {
-        s.on('close', () => this.pairs.delete(pair))
+        // One side gone takes the other with it, so that no half-closed socket outlives its pair.
+        s.on('close', () => {
+          this.pairs.delete(pair)
+          for (const other of pair) other.destroy()
+        })
         s.on('error', () => {})
       }
       client.pipe(upstream).pipe(client)
@@ -50,8 +57,15 @@ export class Relay {
     for (const [client, upstream] of this.pairs) client.pipe(upstream).pipe(client)
   }
 
-  async cut(): Promise<void> {
+  /** Resets every open connection, but keeps accepting new ones (a database that restarts at once). */
+  drop(): void {
     for (const pair of this.pairs) for (const s of pair) s.destroy()
+  }
+
+  async cut(): Promise<void> {
+    // A client still reconnecting must not hold the close open.
+    this.closing = true
+    this.drop()
     await new Promise<void>((resolve) => this.server!.close(() => resolve()))
   }
 }

@@ -1,0 +1,79 @@
+// The connection pool to a real PostgreSQL, kept alive even when the driver wedges. Under
+// connection resets the `postgres` driver (3.4.9, patched: scripts/patch-postgres.mjs) can still
+// lose track of its connections: measured here, 9 of 10 left in its "ended" state with no socket
+// after server-side terminations, so the pool never reconnected and every query waited forever.
+// A watchdog notices a pool that stops answering while a fresh connection does answer, and
+// swaps in a new pool. Callers hold one stable `sql` that always reaches the current pool.
+import postgres from 'postgres'
+type Sql = postgres.Sql<Record<string, never>>
+
+const CHECK_MS = 1_000
+/** Consecutive failed checks before a fresh connection is tried. */
+const FAILURES_BEFORE_PROBE = 3
+
+export interface Pool {
+  sql: Sql
+  /** how many times the pool was replaced */
+  readonly replaced: number
+  close(timeoutSeconds: number): Promise<void>
+}
+
+export function openPool(url: string, options: postgres.Options<Record<string, never>>, onReplace: () => void): Pool {
+  let current = postgres(url, options) as unknown as Sql
+  // A function target, so that the proxy can be called as a tag: sql`...`, sql(helper).
+  const sql = new Proxy(function () {} as unknown as Sql, {
+    apply: (_target, _this, args: unknown[]) => (current as unknown as (...a: unknown[]) => unknown)(...args),
+    get: (_target, prop) => Reflect.get(current, prop),
+  })
+  let failures = 0
+  let replaced = 0
+  let checking = false
+  const limitMs = CHECK_MS * 2
+
+  const answers = async (client: Sql): Promise<boolean> => {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)))
+    try {
+      return await Promise.race([client`select 1`.then(() => true, () => false), late])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  const check = async () => {
+    if (checking) return
+    checking = true
+    try {
+      if (await answers(current)) {
+        failures = 0
+        return
+      }
+      if (++failures < FAILURES_BEFORE_PROBE) return
+      // The database itself may be down: then a new pool would not help. Ask a fresh connection.
+      const fresh = postgres(url, { ...options, max: 1 }) as unknown as Sql
+      const healthy = await answers(fresh)
+      void fresh.end({ timeout: 0 }).catch(() => {})
+      if (!healthy) return
+      const old = current
+      current = postgres(url, options) as unknown as Sql
+      failures = 0
+      replaced++
+      onReplace()
+      void old.end({ timeout: 1 }).catch(() => {})
+    } finally {
+      checking = false
+    }
+  }
+  const timer = setInterval(() => void check(), CHECK_MS).unref()
+
+  return {
+    sql,
+    get replaced() {
+      return replaced
+    },
+    async close(timeoutSeconds) {
+      clearInterval(timer)
+      await current.end({ timeout: timeoutSeconds })
+    },
+  }
+}

@@ -1,0 +1,65 @@
+// Issue 8: connections that close under write load must never crash the process. The `postgres`
+// driver 3.4.9 deferred a small write with setImmediate and threw from it once the socket had
+// closed (porsager/postgres #1066, #1154, #1208): an uncaught TypeError that killed the service.
+// scripts/patch-postgres.mjs (npm ci's postinstall) mends it; this test fails without it.
+// Needs DATABASE_URL: the connections are cut through a TCP relay.
+import postgres from 'postgres'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { call, newUser } from '../helpers/api.js'
+import { Relay } from '../helpers/relay.js'
+import { startServer } from '../helpers/server.js'
+
+if (process.env.DATABASE_URL === undefined) {
+  process.stdout.write('driver-close.test: not run: needs DATABASE_URL (npm test runs it in .ci/run)\n')
+} else {
+  const databaseUrl = process.env.DATABASE_URL
+
+  test('connections reset under write load: no uncaught error, answers are 2xx or 503 within the limit, then it recovers', async () => {
+    const { relay, url } = await Relay.to(databaseUrl)
+    const srv = await startServer({ DATABASE_URL: url, DB_TIMEOUT_MS: '2000' })
+    const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+    const escaped: unknown[] = []
+    const record = (err: unknown) => escaped.push(err)
+    process.on('uncaughtException', record)
+    process.on('unhandledRejection', record)
+    try {
+      const user = await newUser(srv.url)
+      const statuses = new Map<number, number>()
+      let slowest = 0
+      for (let round = 0; round < 12; round++) {
+        // Transactions of small statements in flight on every pooled connection, then the
+        // connections reset: by the network (relay), or by the server (pg_terminate_backend).
+        const creates = Array.from({ length: 20 }, async (_, i) => {
+          const started = Date.now()
+          const res = await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://example.com/${round}/${i}` } })
+          slowest = Math.max(slowest, Date.now() - started)
+          return res
+        })
+        await new Promise((r) => setTimeout(r, 1 + (round % 4)))
+        if (round % 2 === 0) relay.drop()
+        else await admin`select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = current_database() and application_name = 'link-service' and pid <> pg_backend_pid()`
+        for (const res of await Promise.all(creates)) statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+        await admin`delete from links where user_id = ${user.id}` // room under the 50-link cap
+      }
+      assert.equal(escaped, [], 'an error escaped every caller')
+      for (const status of statuses.keys()) assert.ok(status === 201 || status === 503, `status ${status}`)
+      assert.ok((statuses.get(503) ?? 0) > 0, `the resets were felt: ${JSON.stringify([...statuses])}`)
+      assert.ok(slowest < 2_000 + 1_500, `slowest answer ${slowest} ms, limit 2000 ms`)
+      let status = 0
+      for (const until = Date.now() + 15_000; status !== 201 && Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+        status = (await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://example.com/after' } })).status
+      }
+      assert.is(status, 201)
+    } finally {
+      process.off('uncaughtException', record)
+      process.off('unhandledRejection', record)
+      await srv.close()
+      await relay.cut()
+      await admin.end()
+    }
+  })
+
+  test.run()
+}

@@ -1,0 +1,58 @@
+// Issue 8: a time limit on every request's database work (DB_TIMEOUT_MS); past it, 503
+// SERVICE_UNAVAILABLE with Retry-After. Time spent outside the database (the password KDF) does
+// not count against it.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { HttpError } from '../../src/http/errors.js'
+import { Deadline } from '../../src/time-limit.js'
+
+const never = new Promise<never>(() => {})
+
+test('work that does not settle within the budget gets 503 SERVICE_UNAVAILABLE with Retry-After', async () => {
+  const started = performance.now()
+  const err = await new Deadline(50).run(never).catch((e: unknown) => e)
+  assert.instance(err, HttpError)
+  assert.is((err as HttpError).status, 503)
+  assert.is((err as HttpError).code, 'SERVICE_UNAVAILABLE')
+  assert.is((err as HttpError).headers['retry-after'], '1')
+  assert.ok(performance.now() - started < 1_000)
+})
+
+test('work within the budget gets its own outcome, value or error', async () => {
+  const d = new Deadline(1_000)
+  assert.is(await d.run(sleep(5).then(() => 'v')), 'v')
+  assert.is(await d.run(7), 7)
+  const err = await d.run(Promise.reject(new Error('boom'))).catch((e: unknown) => e)
+  assert.is((err as Error).message, 'boom')
+})
+
+test('one budget across runs: what the first spends, the second does not have', async () => {
+  const d = new Deadline(120)
+  await d.run(sleep(80))
+  const err = await d.run(sleep(80)).catch((e: unknown) => e)
+  assert.instance(err, HttpError)
+})
+
+test('time inside excluding() does not count, even when it starts before the run', async () => {
+  const d = new Deadline(60)
+  // The KDF may be the handler's first wait, before the app starts the clock with run().
+  const work = d.excluding(sleep(150)).then(() => 'hashed')
+  assert.is(await d.run(work), 'hashed')
+  const d2 = new Deadline(60)
+  assert.is(await d2.run(sleep(10).then(() => d2.excluding(sleep(150))).then(() => 'ok')), 'ok')
+})
+
+test('a late outcome after the 503 is dropped, never an unhandled rejection', async () => {
+  let unhandled = 0
+  const count = () => unhandled++
+  process.on('unhandledRejection', count)
+  const d = new Deadline(10)
+  const err = await d.run(sleep(40).then(() => Promise.reject(new Error('late')))).catch((e: unknown) => e)
+  assert.instance(err, HttpError)
+  await sleep(60)
+  process.off('unhandledRejection', count)
+  assert.is(unhandled, 0)
+})
+
+test.run()
