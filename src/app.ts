@@ -24,7 +24,8 @@ import { Router } from './http/router.js'
 import { createLink, getLink, getLinks, patchLink, redirect, removeLink, serveCached } from './links/routes.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
 import { clientIp, rateLimitKey } from './ratelimit/client-ip.js'
-import { Deadline, settlesWithin } from './time-limit.js'
+import { health } from './health.js'
+import { Deadline } from './time-limit.js'
 import { deleteMe, getMe, patchMe, register } from './users/routes.js'
 
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
@@ -37,7 +38,7 @@ function buildRouter(deps: Deps): Router<Route> {
   return new Router<Route>()
     .add('GET', '/', open(() => home))
     .add('GET', '/r/:code', open(redirect))
-    .add('GET', '/healthz', open(() => health(deps)))
+    .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))
     .add('POST', '/api/v1/users', limited(register))
@@ -49,15 +50,6 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('GET', '/api/v1/links/:code', authed(getLink))
     .add('PATCH', '/api/v1/links/:code', authed(patchLink, 'json'))
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
-}
-
-const HEALTH_TIMEOUT_MS = 2_000
-
-/** 200 while the database answers; 503 when it fails, or is silent for 2 s (a hung network). */
-async function health(deps: Deps): Promise<Reply> {
-  const answered = await settlesWithin(deps.sql`select 1`, HEALTH_TIMEOUT_MS).catch(() => 'failed' as const)
-  if (answered !== 'done') throw serviceUnavailable()
-  return json(200, { status: 'ok' })
 }
 
 /** The path of a request target: origin-form as is, absolute-form reduced to its path. */
@@ -85,10 +77,15 @@ function isPlainRedirect(req: IncomingMessage): boolean {
   )
 }
 
+/** A request that (when it succeeds) wrote to the database; its outcome tells /healthz about writes. */
+const writes = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 'HEAD'
+
 export interface App {
   listener: RequestListener
   /** 404 or 405 for a request the parser refused for its method alone (see client-errors.ts) */
   routeError: RouteError
+  /** From now on every answer says `Connection: close` and ends its connection (shutdown). */
+  drain(): void
 }
 
 export function createApp(deps: Deps): App {
@@ -132,7 +129,9 @@ export function createApp(deps: Deps): App {
     if (route.body === 'json') ctx.body = await readJson(req)
     else if (hasBody(req)) await discardBody(req)
     const reply = route.handler(ctx)
-    send(res, reply instanceof Promise ? await deadline.run(reply) : reply, base)
+    const answer = reply instanceof Promise ? await deadline.run(reply) : reply
+    if (writes(req) && answer.status < 300) deps.writes.record(true)
+    send(res, answer, base)
   }
 
   function fail(err: unknown, req: IncomingMessage, res: ServerResponse, base: Headers, requestId: string): void {
@@ -143,6 +142,7 @@ export function createApp(deps: Deps): App {
     let httpError: HttpError
     if (err instanceof HttpError) httpError = err
     else if (isConnectionError(err)) {
+      if (writes(req)) deps.writes.record(false)
       log.warn('database unavailable', { request_id: requestId, err })
       httpError = serviceUnavailable()
     } else {
@@ -156,7 +156,10 @@ export function createApp(deps: Deps): App {
   const logApi = config.accessLog !== 'off'
   const elapsedMs = (started: number) => Math.round((performance.now() - started) * 1000) / 1000
 
+  let draining = false
   const listener: RequestListener = (req, res) => {
+    // Node then sends Connection: close and ends the connection after this answer.
+    if (draining) res.shouldKeepAlive = false
     const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
     const path = pathOf(req.url ?? '/')
     const isRedirect = path.startsWith('/r/')
@@ -173,5 +176,11 @@ export function createApp(deps: Deps): App {
     trackResponse(req, res)
     dispatch(req, res, base, path).catch((err: unknown) => fail(err, req, res, base, requestId))
   }
-  return { listener, routeError }
+  return {
+    listener,
+    routeError,
+    drain: () => {
+      draining = true
+    },
+  }
 }

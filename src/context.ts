@@ -7,6 +7,7 @@ import type { Reply } from './http/reply.js'
 import type { LocationLoader } from './links/location-loader.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './links/visits.js'
+import type { FeedState, WriteHealth } from './health.js'
 import type { Logger } from './log.js'
 import type { Limiter } from './ratelimit/limiter.js'
 import type { Deadline } from './time-limit.js'
@@ -21,6 +22,10 @@ export interface Deps {
   /** cache misses of the redirect path, batched per event-loop turn */
   locations: LocationLoader
   visits: VisitCounter
+  /** how writes have been going, for /healthz */
+  writes: WriteHealth
+  /** the change feed's state, for /healthz */
+  feedState: () => FeedState
   log: Logger
   /** a hash of a random password: unknown usernames are verified against it (equal work) */
   dummyPasswordHash: string

@@ -2,14 +2,15 @@
 // server.ts calls it from the command line; the tests call it with their own config.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { createApp } from './app.js'
+import { createApp, type App } from './app.js'
 import { hashPassword } from './auth/passwords.js'
 import { deleteExpiredSessions } from './auth/sessions.js'
 import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
 import { openDatabase, type Database } from './db/index.js'
+import { WriteHealth } from './health.js'
 import { migrate } from './db/migrate.js'
 import { settlesWithin } from './time-limit.js'
 import { declaresTooMuch } from './http/body.js'
@@ -65,14 +66,15 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const cache = new RedirectCache(config.cacheMaxBytes, config.negativeCacheMs)
     // Several nodes may share a real database: they learn of each other's link writes by NOTIFY,
     // and share the rate limit's buckets. The embedded database has one process only.
-    const feed = db.url === undefined ? undefined : new LinkChangeFeed(db.url, cache, log)
+    const feed = db.url === undefined ? undefined : new LinkChangeFeed(db.url, cache, log, config.cacheStaleMs)
     if (feed !== undefined) {
       started.push(() => feed.stop())
       await feed.start()
     }
     const limiter: Limiter = db.url === undefined ? new MemoryLimiter() : new PostgresLimiter(db.sql)
     started.push(() => limiter.close())
-    const visits = new VisitCounter(db.sql, log, config.visitFlushMs)
+    const writes = new WriteHealth()
+    const visits = new VisitCounter(db.sql, log, config.visitFlushMs, writes)
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
@@ -94,6 +96,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       cache,
       locations: new LocationLoader(db.sql),
       visits,
+      writes,
+      feedState: () => (feed === undefined ? 'none' : feed.listening ? 'up' : 'down'),
       log,
       dummyPasswordHash: await hashPassword(randomBytes(16).toString('base64url'), config.scryptLog2N),
     }
@@ -120,6 +124,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     server.on('checkExpectation', app.listener)
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, app.routeError))
     server.on('connect', answerConnect)
+    const conns = trackSockets(server)
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(config.port, config.host, () => resolve())
@@ -131,7 +136,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     let closing: Promise<void> | undefined
     const close = () =>
       (closing ??= (async () => {
-        await stopAccepting(server, config.shutdownTimeoutMs)
+        await stopAccepting(server, app, conns, config.shutdownTimeoutMs)
         await stopAll(false)
       })())
     return { server, url, deps, db, feed, close }
@@ -141,11 +146,41 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
   }
 }
 
-/** Stops listening, closes idle keep-alive sockets, and gives in-flight requests a bounded time. */
-async function stopAccepting(server: Server, timeoutMs: number): Promise<void> {
+/**
+ * A drain: stop listening; from now on every answer carries Connection: close; idle keep-alive
+ * connections are ended with a FIN (Node's own closeIdleConnections destroys them, which resets a
+ * client whose next request is already on its way); in-flight requests get `timeoutMs`.
+ */
+async function stopAccepting(server: Server, app: App, conns: Connections, timeoutMs: number): Promise<void> {
+  app.drain()
+  // Answers already under way end their connections too.
+  for (const res of conns.busy.values()) if (!res.headersSent) res.shouldKeepAlive = false
+  // server.close() calls this too (Node 19+): with this override it ends gently, it never resets.
+  server.closeIdleConnections = () => {
+    for (const socket of conns.all) if (!conns.busy.has(socket) && !socket.writableEnded) socket.end()
+  }
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-  server.closeIdleConnections()
   const timer = setTimeout(() => server.closeAllConnections(), timeoutMs)
   await closed
   clearTimeout(timer)
+}
+
+interface Connections {
+  all: Set<Socket>
+  /** those with a request in flight, and its response */
+  busy: Map<Socket, ServerResponse>
+}
+
+function trackSockets(server: Server): Connections {
+  const all = new Set<Socket>()
+  const busy = new Map<Socket, ServerResponse>()
+  server.on('connection', (socket: Socket) => {
+    all.add(socket)
+    socket.once('close', () => all.delete(socket))
+  })
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    busy.set(req.socket, res)
+    res.once('close', () => busy.delete(req.socket))
+  })
+  return { all, busy }
 }

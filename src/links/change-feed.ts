@@ -1,6 +1,7 @@
 // Cross-node cache invalidation: LISTEN link_changed on a dedicated connection. While that
-// connection is down the cache is off and empty, so a lost notification can never leave a
-// stale redirect behind; when it is back, the cache starts again from empty.
+// connection is down the cache stores nothing new and keeps what it has for at most
+// CACHE_STALE_MS (hot codes redirect through a database outage); when the feed is back, the
+// cache starts again from empty, so a notification lost meanwhile leaves nothing stale behind.
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { Logger } from '../log.js'
@@ -24,6 +25,7 @@ export class LinkChangeFeed {
     url: string,
     readonly cache: RedirectCache,
     readonly log: Logger,
+    readonly staleMs: number = 0,
   ) {
     // onnotify is a real postgres.js option (the one its own listen() uses) but is not typed.
     const options = {
@@ -85,10 +87,10 @@ export class LinkChangeFeed {
 
   #lost(why: string): void {
     if (this.#stopped) return
-    this.cache.setEnabled(false)
+    this.cache.hold(this.staleMs)
     if (!this.#listening && this.#retry !== undefined) return
     this.#listening = false
-    this.log.warn('link change feed lost; redirect cache off until it is back', { why })
+    this.log.warn('link change feed lost; cached redirects served for a bounded time, nothing new cached', { why, stale_ms: this.staleMs })
     this.#scheduleRetry()
   }
 
@@ -98,7 +100,7 @@ export class LinkChangeFeed {
       this.#listen().then(
         () => {
           this.#retry = undefined
-          this.log.info('link change feed back; redirect cache on')
+          this.log.info('link change feed back; redirect cache on, from empty')
         },
         () => {
           this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs * 2)

@@ -23,6 +23,7 @@ export class RedirectCache {
   #bytes = 0
   #epoch = 0
   #enabled = true
+  #holdTimer: NodeJS.Timeout | undefined
 
   constructor(
     readonly maxBytes: number,
@@ -78,10 +79,24 @@ export class RedirectCache {
     this.#bytes = 0
   }
 
-  /** While disabled (e.g. the change feed is down) nothing is stored, so nothing can go stale. */
+  /** While disabled nothing is stored, so nothing can go stale. Enabling starts from empty. */
   setEnabled(enabled: boolean): void {
+    clearTimeout(this.#holdTimer)
     this.#enabled = enabled
     this.clear()
+  }
+
+  /**
+   * The change feed is down: store nothing new, but keep answering from what is here for up to
+   * `ms` (CACHE_STALE_MS), so hot codes still redirect while the database is away. Past that, or
+   * when the feed is back (setEnabled(true)), it starts from empty: no change missed meanwhile is
+   * served any longer. 0 clears at once.
+   */
+  hold(ms: number): void {
+    if (!this.#enabled) return // already holding, or off: the first loss sets the bound
+    this.#enabled = false
+    if (ms === 0) return this.clear()
+    this.#holdTimer = setTimeout(() => this.clear(), ms).unref()
   }
 
   /** The clock hand is the Map's insertion order: a used entry goes to the back, unused. */

@@ -1,6 +1,7 @@
 // Visit counting: counted in memory on the redirect path, written in batches, one statement per
 // flush. A failed flush keeps its counts for the next one; a crash loses at most one interval.
 import type { Sql } from '../db/index.js'
+import type { WriteHealth } from '../health.js'
 import type { Logger } from '../log.js'
 import { addVisits } from './queries.js'
 
@@ -18,6 +19,7 @@ export class VisitCounter {
     readonly sql: Sql,
     readonly log: Logger,
     readonly flushMs: number,
+    readonly writes?: WriteHealth,
   ) {}
 
   start(): void {
@@ -54,7 +56,9 @@ export class VisitCounter {
     }
     try {
       await addVisits(this.sql, codes, counts, lastAt)
+      this.writes?.record(true)
     } catch (err) {
+      this.writes?.record(false)
       this.log.warn('visit flush failed; keeping the counts for the next one', { err, codes: codes.length })
       for (const [code, p] of batch) {
         const now = this.#pending.get(code)

@@ -156,3 +156,51 @@ if (process.env.DATABASE_URL === undefined) {
 
   silent.run()
 }
+
+if (process.env.DATABASE_URL !== undefined) {
+  const databaseUrl = process.env.DATABASE_URL
+  // Issue 8: while the change feed is down, codes already cached keep redirecting for at most
+  // CACHE_STALE_MS; misses answer 503 within DB_TIMEOUT_MS; when the feed is back the cache
+  // starts from empty. /healthz says what is down.
+  const fromMemory = suite<{ relay: Relay; srv: TestServer; user: User; code: string }>('redirects from memory during an outage')
+  fromMemory.before(async (ctx) => {
+    const { relay, url } = await Relay.to(databaseUrl)
+    ctx.relay = relay
+    ctx.srv = await startServer({ DATABASE_URL: url, DB_TIMEOUT_MS: '1000', CACHE_STALE_MS: '60000' })
+    ctx.user = await newUser(ctx.srv.url)
+    ctx.code = (await newLink(ctx.srv.url, ctx.user.token)).code
+  })
+  fromMemory.after(async (ctx) => {
+    if (!ctx.relay.server?.listening) await ctx.relay.open()
+    await ctx.srv.close()
+    await ctx.relay.cut()
+  })
+
+  fromMemory('a cached code redirects while the database is away; a miss is a quick 503; the cache restarts from empty when the feed is back', async ({ relay, srv, code }) => {
+    assert.is((await call(srv.url, 'GET', `/r/${code}`)).status, 302) // now cached
+    const healthy = await call(srv.url, 'GET', '/healthz')
+    assert.equal(healthy.body, { status: 'ok', database: 'ok', writes: 'ok', change_feed: 'up' })
+    await relay.cut()
+    for (let i = 0; i < 3; i++) {
+      const hit = await call(srv.url, 'GET', `/r/${code}`)
+      assert.is(hit.status, 302, 'a cached code keeps redirecting')
+      const started = Date.now()
+      const miss = await call(srv.url, 'GET', '/r/zzzzzzz9')
+      assert.is(miss.status, 503)
+      assert.ok(Date.now() - started < 1_000 + 1_000, `a miss waited ${Date.now() - started} ms`)
+      await new Promise((r) => setTimeout(r, 300))
+    }
+    const down = await call(srv.url, 'GET', '/healthz')
+    assert.is(down.status, 503)
+    assert.is(down.body.code, 'SERVICE_UNAVAILABLE')
+    assert.is(down.body.database, 'failing')
+    assert.is(down.body.change_feed, 'down')
+    await relay.open()
+    for (const until = Date.now() + 10_000; !srv.service.feed!.listening && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50))
+    assert.ok(srv.service.feed!.listening, 'the feed is back')
+    assert.is(srv.service.deps.cache.get(code), undefined, 'the cache started again from empty')
+    assert.is((await call(srv.url, 'GET', `/r/${code}`)).status, 302)
+  })
+
+  fromMemory.run()
+}
