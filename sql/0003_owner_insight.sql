@@ -35,8 +35,8 @@ create table visit_referrers (
 );
 create index visit_referrers_day on visit_referrers (day);
 
--- The day's distinct human visitors of a link: HMAC-SHA-256 of (code, client address, user
--- agent) under the day's salt, truncated to 16 bytes. Reduced to visit_days.uniques and deleted
+-- The day's distinct human visitors of a link: SHA-256 of (the day's salt, code, client address,
+-- user agent), truncated to 16 bytes. Reduced to visit_days.uniques and deleted
 -- once the day is over.
 create table visit_hashes (
   day  date not null,

@@ -13,7 +13,7 @@ export interface VisitBatch {
   links: { codes: string[]; counts: number[]; lastAt: string[] }
   days: { codes: string[]; days: string[]; humans: number[]; bots: number[] }
   referrers: { codes: string[]; days: string[]; hosts: string[]; visits: number[] }
-  /** hex HMACs of the day's human visitors */
+  /** hex hashes of the day's human visitors */
   hashes: { codes: string[]; days: string[]; hashes: string[] }
 }
 

@@ -7,7 +7,7 @@
 // User-Agent, Referer and address strings) to flat arrays. Classifying, parsing and hashing are
 // done in bulk when the arrays are folded (every FOLD_EVERY visits, and at each flush), once per
 // distinct string: the cached redirect keeps its rate (docs/performance.md).
-import { createHmac } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { BlockList } from 'node:net'
 import type { Sql } from '../db/index.js'
@@ -24,7 +24,8 @@ const FOLD_EVERY = 4_096
 const MAX_PENDING_HOSTS = 100
 /** Distinct visitors kept between flushes (a long database outage); more are not counted. */
 const MAX_PENDING_VISITORS = 200_000
-const HASH_BYTES = 16
+/** Hex digits of a visitor hash kept: 16 bytes. */
+const HASH_HEX = 32
 
 interface DayPending {
   humans: number
@@ -60,7 +61,8 @@ export class VisitCounter {
   #pending = new Map<string, Pending>()
   #visitors = 0
   #visitorsDropped = false
-  readonly #salts = new Map<string, Buffer>()
+  /** day → salt, as hex (what is hashed) */
+  readonly #salts = new Map<string, string>()
   #timer: NodeJS.Timeout | undefined
   #flushing: Promise<void> = Promise.resolve()
 
@@ -190,8 +192,10 @@ export class VisitCounter {
         for (const visitor of d.visitors) {
           rows.hashes.codes.push(code)
           rows.hashes.days.push(day)
-          // The code is hashed in too: one visitor's hashes on two links cannot be matched up.
-          rows.hashes.hashes.push(createHmac('sha256', salt).update(`${code}\n${visitor}`).digest().subarray(0, HASH_BYTES).toString('hex'))
+          // SHA-256 of secret salt, code and visitor (the salt first and of fixed length, so no
+          // input can pass for another); the code in it keeps one visitor's hashes on two links
+          // apart. crypto.hash is one call, a third of createHmac's cost per visitor.
+          rows.hashes.hashes.push(hash('sha256', `${salt}\n${code}\n${visitor}`, 'hex').slice(0, HASH_HEX))
         }
       }
     }
@@ -199,10 +203,10 @@ export class VisitCounter {
   }
 
   /** Every node hashes a day's visitors under the same salt (see stats-queries.ts daySalt). */
-  async #salt(day: string): Promise<Buffer> {
+  async #salt(day: string): Promise<string> {
     let salt = this.#salts.get(day)
     if (salt === undefined) {
-      salt = await daySalt(this.sql, day)
+      salt = (await daySalt(this.sql, day)).toString('hex')
       // Only the last few days are wanted: forget older salts as newer ones arrive.
       const oldest = dateOf(Math.floor(Date.now() / DAY_MS) - 2)
       for (const d of this.#salts.keys()) if (d < oldest) this.#salts.delete(d)
