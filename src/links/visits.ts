@@ -101,9 +101,11 @@ export class VisitCounter {
     this.#referers = []
     this.#peers = []
     this.#forwarded = []
-    // Each distinct User-Agent is classified once, and each distinct Referer parsed once.
+    // Each distinct User-Agent is classified once, each distinct Referer parsed once, and each
+    // distinct (peer, X-Forwarded-For) resolved to a client address once.
     const bots = new Map<string | undefined, boolean>()
     const hosts = new Map<string | undefined, string>()
+    const addresses = new Map<string, string>()
     for (let i = 0; i < n; i++) {
       const code = codes[i]!
       const at = times[i]!
@@ -128,7 +130,10 @@ export class VisitCounter {
         continue
       }
       day.humans++
-      const visitor = `${clientAddress(peers[i], forwarded[i], this.options.trustProxy)}\n${agent}`
+      const via = `${peers[i]} ${forwarded[i]}`
+      let address = addresses.get(via)
+      if (address === undefined) addresses.set(via, (address = clientAddress(peers[i], forwarded[i], this.options.trustProxy)))
+      const visitor = `${address}\n${agent}`
       if (day.visitors.has(visitor)) continue
       if (this.#visitors >= MAX_PENDING_VISITORS) {
         this.#visitorsDropped = true
