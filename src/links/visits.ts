@@ -14,7 +14,7 @@ import type { Sql } from '../db/index.js'
 import type { Logger } from '../log.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { isBot } from './bots.js'
-import { OTHER, referrerHost } from './referrer.js'
+import { DIRECT, OTHER, referrerHost } from './referrer.js'
 import { daySalt, writeVisitBatch, type VisitBatch } from './stats-queries.js'
 
 const DAY_MS = 86_400_000
@@ -23,16 +23,25 @@ const FOLD_EVERY = 4_096
 /** Distinct referrer hosts kept per link and day between flushes; more go to "other". */
 const MAX_PENDING_HOSTS = 100
 /** Distinct visitors kept between flushes (a long database outage); more are not counted. */
-const MAX_PENDING_VISITORS = 200_000
+const MAX_PENDING_VISITORS = 100_000
+/**
+ * How much of a User-Agent tells visitors apart: real ones are shorter, and a flood of 16 KiB
+ * agents cannot make the pending visitors large (100,000 × 300 bytes at most).
+ */
+const AGENT_CHARS = 256
 /** Hex digits of a visitor hash kept: 16 bytes. */
 const HASH_HEX = 32
+/** Entries of the folds' memos (agent → bot?, Referer → host, peer and forwarded → address) before they start afresh. */
+const MEMO_ENTRIES = 20_000
+/** Longer header values are worked out each time rather than kept (a memo of 16 KiB keys would be large). */
+const MEMO_KEY_CHARS = 512
 
 interface DayPending {
   humans: number
   bots: number
   referrers: Map<string, number>
-  /** "address\nuser agent" of human visitors; hashed only when written */
-  visitors: Set<string>
+  /** human visitors: client address → user agents; hashed only when written */
+  visitors: Map<string, Set<string>>
 }
 
 interface Pending {
@@ -59,6 +68,11 @@ export class VisitCounter {
   #forwarded: Array<string | string[] | undefined> = []
 
   #pending = new Map<string, Pending>()
+  readonly #memo = {
+    bots: new Map<string | undefined, boolean>(),
+    hosts: new Map<string | undefined, string>(),
+    addresses: new Map<string | undefined, Map<string | string[] | undefined, string>>(),
+  }
   #visitors = 0
   #visitorsDropped = false
   /** day → salt, as hex (what is hashed) */
@@ -102,10 +116,16 @@ export class VisitCounter {
     this.#peers = []
     this.#forwarded = []
     // Each distinct User-Agent is classified once, each distinct Referer parsed once, and each
-    // distinct (peer, X-Forwarded-For) resolved to a client address once.
-    const bots = new Map<string | undefined, boolean>()
-    const hosts = new Map<string | undefined, string>()
-    const addresses = new Map<string, string>()
+    // distinct (peer, X-Forwarded-For) resolved to a client address once, for as long as the
+    // memos last (MEMO_ENTRIES). Keys are the header strings themselves, never strings built
+    // from them: V8 hashes a string once and keeps the hash, while a built key would be copied
+    // and hashed again on every visit.
+    const { bots, hosts, addresses } = this.#memo
+    if (bots.size + hosts.size + addresses.size > MEMO_ENTRIES) {
+      bots.clear()
+      hosts.clear()
+      addresses.clear()
+    }
     for (let i = 0; i < n; i++) {
       const code = codes[i]!
       const at = times[i]!
@@ -116,30 +136,42 @@ export class VisitCounter {
       if (!this.options.stats) continue
       const dayNumber = Math.floor(at / DAY_MS)
       let day = p.days.get(dayNumber)
-      if (day === undefined) p.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Set() }))
+      if (day === undefined) p.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Map() }))
       const agent = agents[i]
       let bot = bots.get(agent)
-      if (bot === undefined) bots.set(agent, (bot = isBot(agent)))
+      if (bot === undefined) {
+        bot = isBot(agent)
+        if (agent === undefined || agent.length <= MEMO_KEY_CHARS) bots.set(agent, bot)
+      }
       const referer = referers[i]
       let host = hosts.get(referer)
-      if (host === undefined) hosts.set(referer, (host = referrerHost(referer)))
-      if (!day.referrers.has(host) && day.referrers.size >= MAX_PENDING_HOSTS) host = OTHER
-      day.referrers.set(host, (day.referrers.get(host) ?? 0) + 1)
+      if (host === undefined) {
+        host = referrerHost(referer)
+        if (referer === undefined || referer.length <= MEMO_KEY_CHARS) hosts.set(referer, host)
+      }
+      const seen = day.referrers.get(host)
+      if (seen !== undefined) day.referrers.set(host, seen + 1)
+      else if (host === DIRECT || host === OTHER || day.referrers.size < MAX_PENDING_HOSTS) day.referrers.set(host, 1)
+      else day.referrers.set(OTHER, (day.referrers.get(OTHER) ?? 0) + 1)
       if (bot) {
         day.bots++
         continue
       }
       day.humans++
-      const via = `${peers[i]} ${forwarded[i]}`
-      let address = addresses.get(via)
-      if (address === undefined) addresses.set(via, (address = clientAddress(peers[i], forwarded[i], this.options.trustProxy)))
-      const visitor = `${address}\n${agent}`
-      if (day.visitors.has(visitor)) continue
+      const peer = peers[i]
+      let byForward = addresses.get(peer)
+      if (byForward === undefined) addresses.set(peer, (byForward = new Map()))
+      let address = byForward.get(forwarded[i])
+      if (address === undefined) byForward.set(forwarded[i], (address = clientAddress(peer, forwarded[i], this.options.trustProxy)))
+      let agentsSeen = day.visitors.get(address)
+      if (agentsSeen === undefined) day.visitors.set(address, (agentsSeen = new Set()))
+      const who = agent!.length > AGENT_CHARS ? agent!.slice(0, AGENT_CHARS) : agent!
+      if (agentsSeen.has(who)) continue
       if (this.#visitors >= MAX_PENDING_VISITORS) {
         this.#visitorsDropped = true
         continue
       }
-      day.visitors.add(visitor)
+      agentsSeen.add(who)
       this.#visitors++
     }
   }
@@ -194,13 +226,15 @@ export class VisitCounter {
         }
         if (d.visitors.size === 0) continue
         const salt = await this.#salt(day)
-        for (const visitor of d.visitors) {
-          rows.hashes.codes.push(code)
-          rows.hashes.days.push(day)
-          // SHA-256 of secret salt, code and visitor (the salt first and of fixed length, so no
-          // input can pass for another); the code in it keeps one visitor's hashes on two links
-          // apart. crypto.hash is one call, a third of createHmac's cost per visitor.
-          rows.hashes.hashes.push(hash('sha256', `${salt}\n${code}\n${visitor}`, 'hex').slice(0, HASH_HEX))
+        for (const [address, agents] of d.visitors) {
+          for (const agent of agents) {
+            rows.hashes.codes.push(code)
+            rows.hashes.days.push(day)
+            // SHA-256 of secret salt, code and visitor (the salt first and of fixed length, so
+            // no input can pass for another); the code in it keeps one visitor's hashes on two
+            // links apart. crypto.hash is one call, a third of createHmac's cost per visitor.
+            rows.hashes.hashes.push(hash('sha256', `${salt}\n${code}\n${address}\n${agent}`, 'hex').slice(0, HASH_HEX))
+          }
         }
       }
     }
@@ -226,7 +260,7 @@ export class VisitCounter {
       const now = this.#pending.get(code)
       if (now === undefined) {
         this.#pending.set(code, p)
-        for (const d of p.days.values()) this.#visitors += d.visitors.size
+        for (const d of p.days.values()) this.#visitors += countVisitors(d)
         continue
       }
       now.count += p.count
@@ -235,16 +269,20 @@ export class VisitCounter {
         const into = now.days.get(dayNumber)
         if (into === undefined) {
           now.days.set(dayNumber, d)
-          this.#visitors += d.visitors.size
+          this.#visitors += countVisitors(d)
           continue
         }
         into.humans += d.humans
         into.bots += d.bots
         for (const [host, visits] of d.referrers) into.referrers.set(host, (into.referrers.get(host) ?? 0) + visits)
-        for (const v of d.visitors) {
-          if (into.visitors.has(v)) continue
-          into.visitors.add(v)
-          this.#visitors++
+        for (const [address, agents] of d.visitors) {
+          let seen = into.visitors.get(address)
+          if (seen === undefined) into.visitors.set(address, (seen = new Set()))
+          for (const agent of agents) {
+            if (seen.has(agent)) continue
+            seen.add(agent)
+            this.#visitors++
+          }
         }
       }
     }
@@ -254,6 +292,12 @@ export class VisitCounter {
     clearInterval(this.#timer)
     await this.flush()
   }
+}
+
+const countVisitors = (d: DayPending): number => {
+  let n = 0
+  for (const agents of d.visitors.values()) n += agents.size
+  return n
 }
 
 /** "YYYY-MM-DD" of a day number (days since 1970-01-01, UTC). */
