@@ -108,15 +108,16 @@ export function capReferrers(
   return result
 }
 
-/** The salt of a UTC day ("YYYY-MM-DD"), made by whichever node needs it first. */
+/**
+ * The salt of a UTC day ("YYYY-MM-DD"), made by whichever node needs it first. "Do update" (to
+ * itself) rather than "do nothing": a node that meets another's insert in flight waits for it and
+ * gets its row back, where a separate select would not yet see it.
+ */
 export async function daySalt(sql: Sql, day: string): Promise<Buffer> {
   const [row] = await sql<{ salt: Buffer }[]>`
-    with made as (
-      insert into visit_salts (day, salt) values (${day}::date, ${randomBytes(32)})
-      on conflict (day) do nothing
-      returning salt)
-    select salt from made union all select salt from visit_salts where day = ${day}::date
-    limit 1`
+    insert into visit_salts (day, salt) values (${day}::date, ${randomBytes(32)})
+    on conflict (day) do update set salt = visit_salts.salt
+    returning salt`
   return row!.salt
 }
 

@@ -2,7 +2,7 @@
 // and unique visitors, counted in memory on the redirect path and written by the flush.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { runStatsJob } from '../../src/links/stats-queries.js'
+import { daySalt, runStatsJob } from '../../src/links/stats-queries.js'
 import { call, newLink, newUser, type Res, type User } from '../helpers/api.js'
 import { feedSettled, serverSuite, startServer, type TestServer } from '../helpers/server.js'
 import { within } from '../helpers/wait.js'
@@ -202,7 +202,8 @@ test('the daily job reduces a day’s visitor hashes to a count and deletes them
   const tomorrow = new Date(Date.now() + DAY_MS).toISOString().slice(0, 10)
   assert.ok(await runStatsJob(sql, tomorrow, '1970-01-01'))
   const [after] = await sql<{ hashes: number; salts: number; uniques: number }[]>`
-    select (select count(*)::int from visit_hashes) as hashes, (select count(*)::int from visit_salts) as salts,
+    select (select count(*)::int from visit_hashes where day < ${tomorrow}::date) as hashes,
+      (select count(*)::int from visit_salts where day < ${tomorrow}::date) as salts,
       (select uniques::int from visit_days where code = ${link.code}) as uniques`
   assert.equal(after, { hashes: 0, salts: 0, uniques: 2 })
   assert.is(dayOf(await stats(srv, user.token, link.code), today()).uniques, 2, 'the count stays')
@@ -277,6 +278,31 @@ if (process.env.DATABASE_URL !== undefined) {
     const named = res.body.referrers.filter((r: { host: string }) => r.host !== 'direct' && r.host !== 'other')
     assert.is(named.length, 20)
     assert.equal(res.body.referrers.find((r: { host: string }) => r.host === 'other'), { host: 'other', visits: 10 })
+  })
+  // regression: two nodes making a day's salt at once: the second once got no row back ("do
+  // nothing", then a select that could not see the first's insert yet), and its flush failed
+  nodes('a node asking for a day’s salt while another is making it gets that salt', async ({ a, b }) => {
+    const salt = Buffer.alloc(32, 1)
+    let inserted!: () => void
+    let commit!: () => void
+    const insertedP = new Promise<void>((r) => (inserted = r))
+    const commitP = new Promise<void>((r) => (commit = r))
+    const making = a.service.db.sql.begin(async (tx) => {
+      await tx`insert into visit_salts (day, salt) values ('2099-01-01', ${salt})`
+      inserted()
+      await commitP
+    })
+    await insertedP
+    try {
+      const asked = daySalt(b.service.db.sql, '2099-01-01') // waits for A's transaction
+      await new Promise((r) => setTimeout(r, 200))
+      commit()
+      await making
+      assert.equal(await asked, salt)
+    } finally {
+      commit()
+      await a.service.db.sql`delete from visit_salts where day = '2099-01-01'`
+    }
   })
   nodes.run()
 }
