@@ -2,6 +2,7 @@
 // the one place where errors become responses.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { authenticate, login, logout } from './auth/routes.js'
+import { getSessions, removeOtherSessions, removeSession } from './auth/session-routes.js'
 import { bearerToken } from './auth/tokens.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
 import { isConnectionError } from './db/index.js'
@@ -21,7 +22,10 @@ import {
 import { errorReply, json, send, type Headers, type Reply } from './http/reply.js'
 import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
+import { getQr } from './links/qr.js'
 import { createLink, getLink, getLinks, patchLink, redirect, removeLink, serveCached } from './links/routes.js'
+import { getStats } from './links/stats.js'
+import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
 import { clientIp, rateLimitKey } from './ratelimit/client-ip.js'
 import { health } from './health.js'
@@ -35,12 +39,17 @@ function buildRouter(deps: Deps): Router<Route> {
   const authed = (handler: Handler, body: Route['body'] = 'none'): Route => ({ handler, auth: true, body, rateLimited: false })
   const limited = (handler: Handler): Route => ({ handler, auth: false, body: 'json', rateLimited: true })
   const home: Reply = { status: 301, headers: { location: `${deps.config.appUrl}/` } }
+  const openApi = openApiReply()
+  // Every route here is described in docs/openapi.json; a test holds the two to each other.
   return new Router<Route>()
     .add('GET', '/', open(() => home))
     .add('GET', '/r/:code', open(redirect))
     .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))
+    .add('GET', '/api/v1/auth/sessions', authed(getSessions))
+    .add('DELETE', '/api/v1/auth/sessions', authed(removeOtherSessions))
+    .add('DELETE', '/api/v1/auth/sessions/:id', authed(removeSession))
     .add('POST', '/api/v1/users', limited(register))
     .add('GET', '/api/v1/users/me', authed(getMe))
     .add('PATCH', '/api/v1/users/me', authed(patchMe, 'json'))
@@ -50,6 +59,9 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('GET', '/api/v1/links/:code', authed(getLink))
     .add('PATCH', '/api/v1/links/:code', authed(patchLink, 'json'))
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
+    .add('GET', '/api/v1/links/:code/stats', authed(getStats))
+    .add('GET', '/api/v1/links/:code/qr', authed(getQr))
+    .add('GET', '/api/v1/openapi.json', open(() => openApi))
 }
 
 /** The path of a request target: origin-form as is, absolute-form reduced to its path. */
@@ -82,6 +94,8 @@ const writes = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 
 
 export interface App {
   listener: RequestListener
+  /** every method and path the router serves (HEAD implied by GET), for the OpenAPI test */
+  routes: Array<{ method: string; path: string }>
   /** 404 or 405 for a request the parser refused for its method alone (see client-errors.ts) */
   routeError: RouteError
   /** From now on every answer says `Connection: close` and ends its connection (shutdown). */
@@ -179,6 +193,7 @@ export function createApp(deps: Deps): App {
   return {
     listener,
     routeError,
+    routes: router.routes(),
     drain: () => {
       draining = true
     },

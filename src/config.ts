@@ -25,6 +25,10 @@ export interface Config {
   /** how long an unknown code is remembered as unknown */
   negativeCacheMs: number
   visitFlushMs: number
+  /** per-day visit statistics (humans, bots, referrers, uniques); off: only each link's total */
+  visitStats: boolean
+  /** how many days of per-day statistics are kept */
+  statsRetentionDays: number
   /** scrypt cost: N = 2 ** scryptLog2N */
   scryptLog2N: number
   shutdownTimeoutMs: number
@@ -72,6 +76,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
     negativeCacheMs: int(env, 'NEGATIVE_CACHE_MS', 5_000, 0, 60_000),
     visitFlushMs: int(env, 'VISIT_FLUSH_MS', 1_000, 10, 60_000),
+    visitStats: oneOf(env, 'VISIT_STATS', ['on', 'off'] as const, 'on') === 'on',
+    statsRetentionDays: int(env, 'STATS_RETENTION_DAYS', 400, 1, 36_500),
     scryptLog2N: int(env, 'SCRYPT_LOG2_N', 16, 10, 20),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     dbTimeoutMs: int(env, 'DB_TIMEOUT_MS', 5_000, 100, 60_000),

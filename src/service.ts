@@ -18,6 +18,7 @@ import { answerClientError, answerConnect } from './http/client-errors.js'
 import { LinkChangeFeed } from './links/change-feed.js'
 import { LocationLoader } from './links/location-loader.js'
 import { RedirectCache } from './links/redirect-cache.js'
+import { startStatsJob } from './links/stats-job.js'
 import { VisitCounter } from './links/visits.js'
 import type { Logger } from './log.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
@@ -74,7 +75,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const limiter: Limiter = db.url === undefined ? new MemoryLimiter() : new PostgresLimiter(db.sql)
     started.push(() => limiter.close())
     const writes = new WriteHealth()
-    const visits = new VisitCounter(db.sql, log, config.visitFlushMs, writes)
+    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, writes })
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
@@ -87,6 +88,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
     }, SESSION_SWEEP_MS).unref()
     started.push(() => clearInterval(sweep))
+    const statsJob = startStatsJob(db.sql, log, config.statsRetentionDays)
+    started.push(() => statsJob.stop())
 
     const deps: Deps = {
       config,

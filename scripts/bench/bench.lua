@@ -3,6 +3,10 @@
 --   redirect FILE START STRIDE  GET /r/{code}, walking the codes in FILE (first tab-separated
 --                               column, one per line) from line START; thread k starts STRIDE*k
 --                               lines further on, so threads do not walk in step
+--   visit FILE START STRIDE     as redirect, but like browsers: a Chrome User-Agent, a Referer
+--                               from 8 hosts and an X-Forwarded-For from 256 addresses (the
+--                               service must trust 127.0.0.1), 4,096 distinct requests in all, so
+--                               a link has about 4 distinct visitors
 --   list FILE                   GET /api/v1/links, a bearer token per line of FILE, rotating
 --   create FILE                 POST /api/v1/links, a bearer token per line of FILE, rotating
 --   login USERNAME PASSWORD     POST /api/v1/auth/login, a random X-Forwarded-For on each request
@@ -41,6 +45,21 @@ function init(args)
     n = #codes
     reqs = {}
     for k = 1, n do reqs[k] = wrk.format("GET", "/r/" .. codes[k]) end
+    i = (start + stride * (tid or 0)) % n
+  elseif mode == "visit" then
+    local codes = first_columns(args[2])
+    local start, stride = tonumber(args[3] or "0"), tonumber(args[4] or "0")
+    local ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
+    n = 4096
+    reqs = {}
+    for k = 1, n do
+      local headers = {
+        ["User-Agent"] = ua,
+        ["Referer"] = "https://site" .. (k % 8) .. ".example/article?id=" .. k,
+        ["X-Forwarded-For"] = "10.9." .. ((k * 37) % 256) .. ".1",
+      }
+      reqs[k] = wrk.format("GET", "/r/" .. codes[(k - 1) % #codes + 1], headers)
+    end
     i = (start + stride * (tid or 0)) % n
   elseif mode == "list" or mode == "create" then
     local tokens = first_columns(args[2])

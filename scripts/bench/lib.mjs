@@ -1,6 +1,6 @@
 // Plumbing for `npm run bench`: child processes (always killed on exit), wrk runs, free ports,
 // RSS of a process tree, and small statistics. Node 20 built-ins only.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
@@ -199,6 +199,23 @@ export function treeMemory(root) {
     }
   }
   return { rss, hwm, processes }
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+
+/** CPU time (user + system, seconds) used so far by a process and its children alive now. */
+export function treeCpuSeconds(root) {
+  let ticks = 0
+  for (const pid of processTree(root)) {
+    try {
+      // after "(comm)": state is field 3, utime and stime are fields 14 and 15
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return ticks / CLOCK_TICKS
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -164,6 +164,14 @@ fixed request rate.
   that fills the redirect cache: every answer is a 302 from the cache, and every one is counted as
   a visit (flushed to the database every ${s.visitFlushMs} ms). With 2 workers, each worker has its own cache.
   ${s.twoWorkers ? `*${s.twoWorkers}.*` : ''}
+- **Visit statistics (issue 10).** Hot redirects as above, but with browser-like requests (wrk's
+  \`visit\` mode): a Chrome User-Agent, a Referer from 8 hosts, an X-Forwarded-For from 256
+  addresses; 4,096 distinct requests over the 1,000 links, so each flush classifies them as
+  humans, counts referrer hosts and hashes a few thousand distinct visitors. The same requests go
+  to a second service on the same database with VISIT_STATS=off (totals only); "on ÷ off"
+  compares the two within each round, target ≥ 0.97. As throughput moves with whatever else
+  the machine runs, the service's own CPU time per redirect (user + system, read from /proc
+  around each point, the flush after it included) is compared too, as off ÷ on.
 - **Unknown codes.** 1,000 well-formed codes that no link has, in turn, ${s.C_THROUGHPUT} connections: each is
   read from the database once, then answered 404 from the cache's negative entries until they
   expire (NEGATIVE_CACHE_MS=${s.negativeCacheMs}). "Unknown ÷ hot" compares the two within each round.

@@ -31,15 +31,20 @@ export async function insertSession(
   return row
 }
 
-/** The live session for a token digest; an expired one is removed when presented (spec §3). */
+/**
+ * The live session for a token digest; an expired one is removed when presented (spec §3). Its
+ * last_used_at is written at most once a minute, so that most requests only read.
+ */
 export async function findSession(sql: Sql, tokenHash: Buffer): Promise<Session | undefined> {
-  const [row] = await sql<{ user_id: string; live: boolean }[]>`
-    select user_id, now() <= expires_at as live from sessions where token_hash = ${tokenHash}`
+  const [row] = await sql<{ user_id: string; live: boolean; stale: boolean }[]>`
+    select user_id, now() <= expires_at as live, last_used_at < now() - interval '1 minute' as stale
+    from sessions where token_hash = ${tokenHash}`
   if (row === undefined) return undefined
   if (!row.live) {
     await sql`delete from sessions where token_hash = ${tokenHash}`
     return undefined
   }
+  if (row.stale) await sql`update sessions set last_used_at = now() where token_hash = ${tokenHash}`
   return { tokenHash, userId: row.user_id }
 }
 
@@ -50,4 +55,32 @@ export async function deleteSession(sql: Sql, tokenHash: Buffer): Promise<void> 
 export async function deleteExpiredSessions(sql: Sql): Promise<number> {
   const result = await sql`delete from sessions where expires_at < now()`
   return result.count
+}
+
+export interface SessionRow {
+  /** the public id: neither the token nor its digest */
+  id: string
+  created_at: Date
+  expires_at: Date
+  last_used_at: Date
+  current: boolean
+}
+
+/** A user's live sessions, newest first; `current` marks the one with this digest. */
+export function listSessions(sql: Sql, userId: string, current: Buffer): Promise<SessionRow[]> {
+  return sql<SessionRow[]>`
+    select id::text as id, created_at, expires_at, last_used_at, token_hash = ${current} as current
+    from sessions where user_id = ${userId} and now() <= expires_at
+    order by created_at desc, id`
+}
+
+/** Ends one session of a user by its public id; false when the user has no such session. */
+export async function deleteSessionById(sql: Sql, userId: string, id: string): Promise<boolean> {
+  const result = await sql`delete from sessions where id = ${id}::uuid and user_id = ${userId}`
+  return result.count === 1
+}
+
+/** Ends every session of a user but the one with this digest. */
+export async function deleteOtherSessions(sql: Sql, userId: string, keep: Buffer): Promise<void> {
+  await sql`delete from sessions where user_id = ${userId} and token_hash <> ${keep}`
 }

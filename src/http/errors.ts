@@ -31,6 +31,8 @@ export const invalidCredentials = () =>
 export const currentPasswordIncorrect = () =>
   new HttpError(403, 'CURRENT_PASSWORD_INCORRECT', 'current_password is incorrect')
 export const linkNotFound = () => new HttpError(404, 'LINK_NOT_FOUND', 'no such link')
+export const linkExpired = () => new HttpError(410, 'LINK_EXPIRED', 'this link has expired')
+export const sessionNotFound = () => new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
 export const usernameTaken = () => new HttpError(409, 'USERNAME_TAKEN', 'username is already taken')
 export const codeTaken = () => new HttpError(409, 'CODE_TAKEN', 'code is already in use or was used before')
 export const linkLimitExceeded = (max: number) =>
@@ -51,6 +53,9 @@ export const invalidFields = (errors: FieldError[]) =>
     {},
     errors,
   )
+/** Like invalidFields, for query parameters: a client can tell which part of its request to fix. */
+export const invalidQuery = (errors: FieldError[]) =>
+  new HttpError(422, 'INVALID_QUERY', errors.map((e) => `${e.field}: ${e.message}`).join('; '), {}, errors)
 export const rateLimited = (retryAfterSeconds: number) =>
   new HttpError(429, 'RATE_LIMIT_EXCEEDED', 'too many requests; retry later', {
     'retry-after': String(retryAfterSeconds),

@@ -15,6 +15,12 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 export const json = (status: number, body: unknown, headers?: Headers): Reply => ({ status, body, headers })
 export const noContent = (): Reply => ({ status: 204 })
+/** A body that is not JSON (an image, a ready document): sent as is, with its own type. */
+export const bytes = (status: number, contentType: string, body: Buffer, headers?: Headers): Reply => ({
+  status,
+  body,
+  headers: { ...headers, 'content-type': contentType },
+})
 
 export function send(res: ServerResponse, reply: Reply, base: Headers): void {
   const headers: Headers = { ...base, ...reply.headers }
@@ -24,8 +30,12 @@ export function send(res: ServerResponse, reply: Reply, base: Headers): void {
     res.end()
     return
   }
-  const payload = Buffer.from(JSON.stringify(reply.body))
-  headers[JSON_HEADER] = JSON_TYPE
+  let payload: Buffer
+  if (Buffer.isBuffer(reply.body)) payload = reply.body
+  else {
+    payload = Buffer.from(JSON.stringify(reply.body))
+    headers[JSON_HEADER] = JSON_TYPE
+  }
   headers['content-length'] = String(payload.length)
   res.writeHead(reply.status, headers)
   res.end(payload)

@@ -1,5 +1,5 @@
-// A small exact-match router: a Map of static paths first, then "prefix + one segment" patterns.
-// It only says what matched; app.ts turns "no path" into 404 and "no method" into 405.
+// A small exact-match router: a Map of static paths first, then "prefix + one segment [+ suffix]"
+// patterns. It only says what matched; app.ts turns "no path" into 404 and "no method" into 405.
 
 export type Match<T> =
   | { found: true; value: T; param: string }
@@ -10,14 +10,23 @@ interface Entry<T> {
   allow: string
 }
 
+interface Pattern<T> {
+  path: string
+  prefix: string
+  suffix: string
+  entry: Entry<T>
+}
+
 export class Router<T> {
   readonly #static = new Map<string, Entry<T>>()
-  readonly #prefixed: Array<{ prefix: string; entry: Entry<T> }> = []
+  readonly #patterns: Array<Pattern<T>> = []
 
-  /** `path` is either static ("/api/v1/links") or ends in one parameter ("/r/:code"). */
+  /**
+   * `path` is static ("/api/v1/links") or has one parameter segment, last ("/r/:code") or
+   * followed by a static rest ("/api/v1/links/:code/qr").
+   */
   add(method: string, path: string, value: T): this {
-    const colon = path.indexOf('/:')
-    const entry = colon === -1 ? this.#staticEntry(path) : this.#prefixEntry(path.slice(0, colon + 1))
+    const entry = path.includes('/:') ? this.#patternEntry(path) : this.#staticEntry(path)
     entry.byMethod.set(method, value)
     entry.allow = allowHeader(entry.byMethod)
     return this
@@ -27,10 +36,11 @@ export class Router<T> {
     let entry = this.#static.get(path)
     let param = ''
     if (entry === undefined) {
-      for (const p of this.#prefixed) {
-        if (path.startsWith(p.prefix) && path.length > p.prefix.length && path.indexOf('/', p.prefix.length) === -1) {
+      for (const p of this.#patterns) {
+        const end = path.length - p.suffix.length
+        if (end > p.prefix.length && path.startsWith(p.prefix) && path.endsWith(p.suffix) && path.indexOf('/', p.prefix.length) === (p.suffix === '' ? -1 : end)) {
           entry = p.entry
-          param = path.slice(p.prefix.length)
+          param = path.slice(p.prefix.length, end)
           break
         }
       }
@@ -41,15 +51,27 @@ export class Router<T> {
     return value === undefined ? { found: false, allow: entry.allow } : { found: true, value, param }
   }
 
+  /** Every method and path added, in the order added (HEAD is implied by GET). */
+  routes(): Array<{ method: string; path: string }> {
+    const all = [...this.#static].map(([path, entry]) => ({ path, entry }))
+    all.push(...this.#patterns)
+    return all.flatMap(({ path, entry }) => [...entry.byMethod.keys()].map((method) => ({ method, path })))
+  }
+
   #staticEntry(path: string): Entry<T> {
     let entry = this.#static.get(path)
     if (entry === undefined) this.#static.set(path, (entry = { byMethod: new Map(), allow: '' }))
     return entry
   }
 
-  #prefixEntry(prefix: string): Entry<T> {
-    let found = this.#prefixed.find((p) => p.prefix === prefix)
-    if (found === undefined) this.#prefixed.push((found = { prefix, entry: { byMethod: new Map(), allow: '' } }))
+  #patternEntry(path: string): Entry<T> {
+    let found = this.#patterns.find((p) => p.path === path)
+    if (found === undefined) {
+      const colon = path.indexOf('/:') + 1
+      const rest = path.indexOf('/', colon)
+      const suffix = rest === -1 ? '' : path.slice(rest)
+      this.#patterns.push((found = { path, prefix: path.slice(0, colon), suffix, entry: { byMethod: new Map(), allow: '' } }))
+    }
     return found.entry
   }
 }

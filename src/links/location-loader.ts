@@ -3,10 +3,17 @@
 // for one code (after a cache clear) becomes a single read.
 import type { Sql } from '../db/index.js'
 import { findLocations } from './queries.js'
+import { NO_EXPIRY } from './redirect-cache.js'
 
 const MAX_BATCH = 500
 
-type Waiter = { resolve: (location: string | undefined) => void; reject: (err: unknown) => void }
+/** Where a live code redirects to, and until when (ms since the epoch, or NO_EXPIRY). */
+export interface Target {
+  location: string
+  expiresAt: number
+}
+
+type Waiter = { resolve: (target: Target | undefined) => void; reject: (err: unknown) => void }
 
 export class LocationLoader {
   #pending = new Map<string, Waiter[]>()
@@ -14,8 +21,8 @@ export class LocationLoader {
 
   constructor(readonly sql: Sql) {}
 
-  /** The Location of a live code, or undefined. Joins a batch that has not been sent yet. */
-  load(code: string): Promise<string | undefined> {
+  /** The target of a live code, or undefined. Joins a batch that has not been sent yet. */
+  load(code: string): Promise<Target | undefined> {
     return new Promise((resolve, reject) => {
       const waiters = this.#pending.get(code)
       if (waiters !== undefined) waiters.push({ resolve, reject })
@@ -35,7 +42,7 @@ export class LocationLoader {
     this.#pending = new Map()
     findLocations(this.sql, [...batch.keys()]).then(
       (rows) => {
-        const found = new Map(rows.map((r) => [r.code, r.location]))
+        const found = new Map(rows.map((r) => [r.code, { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY }]))
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
       },
       (err: unknown) => {

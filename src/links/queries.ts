@@ -13,10 +13,11 @@ export interface LinkRow {
   updated_at: Date
   visits: number
   last_visited_at: Date | null
+  expires_at: Date | null
 }
 
 const columns = (sql: Sql | Tx) =>
-  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at`
+  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user'
 
@@ -27,7 +28,7 @@ export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user'
 export function insertLink(
   sql: Sql,
   userId: string,
-  link: { url: string; location: string; code?: string },
+  link: { url: string; location: string; code?: string; expiresAt: Date | null },
   maxLinks: number,
 ): Promise<CreateResult> {
   return sql.begin(async (tx): Promise<CreateResult> => {
@@ -39,8 +40,8 @@ export function insertLink(
     for (let attempt = 1; ; attempt++) {
       const code = link.code ?? generateCode()
       const [row] = await tx<LinkRow[]>`
-        insert into links (code, user_id, url, location)
-        values (${code}, ${userId}, ${link.url}, ${link.location})
+        insert into links (code, user_id, url, location, expires_at)
+        values (${code}, ${userId}, ${link.url}, ${link.location}, ${link.expiresAt})
         on conflict (code) do nothing
         returning ${columns(tx)}`
       if (row !== undefined) {
@@ -67,16 +68,21 @@ export async function findLink(sql: Sql, userId: string, code: string): Promise<
   return row
 }
 
-export function updateLink(
-  sql: Sql,
-  userId: string,
-  code: string,
-  link: { url: string; location: string },
-): Promise<LinkRow | undefined> {
+/** What a PATCH changes: an absent field stays; an expiry of null clears it. */
+export interface LinkChange {
+  url?: { url: string; location: string }
+  expiresAt?: Date | null
+}
+
+export function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | undefined> {
+  const keepExpiry = change.expiresAt === undefined
   return sql.begin(async (tx) => {
     // updated_at moves forward by at least a millisecond, the precision clients see.
     const [row] = await tx<LinkRow[]>`
-      update links set url = ${link.url}, location = ${link.location},
+      update links set
+        url = coalesce(${change.url?.url ?? null}::text, url),
+        location = coalesce(${change.url?.location ?? null}::text, location),
+        expires_at = case when ${keepExpiry}::boolean then expires_at else ${change.expiresAt ?? null}::timestamptz end,
         updated_at = greatest(now(), updated_at + interval '1 millisecond')
       where code = ${code} and user_id = ${userId} and deleted_at is null
       returning ${columns(tx)}`
@@ -96,17 +102,8 @@ export function deleteLink(sql: Sql, userId: string, code: string): Promise<bool
   })
 }
 
-/** The redirect look-up for a batch of codes: primary-key reads of the precomputed Location. */
-export function findLocations(sql: Sql, codes: string[]): Promise<Array<{ code: string; location: string }>> {
-  return sql<Array<{ code: string; location: string }>>`
-    select code, location from links where code = any(${codes}::text[]) and deleted_at is null`
-}
-
-/** One statement for a whole batch of counted visits. */
-export async function addVisits(sql: Sql, codes: string[], counts: number[], lastAtIso: string[]): Promise<void> {
-  await sql`
-    update links set visits = links.visits + v.n,
-      last_visited_at = greatest(links.last_visited_at, v.at)
-    from unnest(${codes}::text[], ${counts}::int[], ${lastAtIso}::timestamptz[]) as v(code, n, at)
-    where links.code = v.code and links.deleted_at is null`
+/** The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and the expiry. */
+export function findLocations(sql: Sql, codes: string[]): Promise<Array<{ code: string; location: string; expires_at: Date | null }>> {
+  return sql<Array<{ code: string; location: string; expires_at: Date | null }>>`
+    select code, location, expires_at from links where code = any(${codes}::text[]) and deleted_at is null`
 }

@@ -1,19 +1,25 @@
 // The redirect cache: code → ready Location, or a short-lived "unknown", within a byte budget.
 // Eviction is CLOCK (second chance), an approximation of least-recently-used in which a hit only
 // sets a flag: the hot path never reorders the Map, so it allocates nothing. Writes bump an
-// epoch, so a read that raced a write can never store what it read before the write.
+// epoch, so a read that raced a write can never store what it read before the write. An entry
+// carries its link's expiry, so an expired link is refused without a database read.
 
 const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
 const MISSING_ENTRY_BYTES = ENTRY_OVERHEAD_BYTES
 
-/** What `get` knows: a Location, MISSING for a code known not to exist, or undefined. */
+/** What `get` knows: a Location, MISSING for a code known not to exist, EXPIRED, or undefined. */
 export const MISSING = null
+export const EXPIRED = false
+/** The expiry of a link that never expires. */
+export const NO_EXPIRY = Infinity
 
 interface Entry {
   /** the Location, or null for "unknown" */
   location: string | null
   /** for "unknown": until when (ms, monotonic) */
   until: number
+  /** the link's expiry (ms since the epoch, wall clock), or NO_EXPIRY */
+  expiresAt: number
   /** read since the clock hand last passed: gets a second chance */
   used: boolean
 }
@@ -29,6 +35,7 @@ export class RedirectCache {
     readonly maxBytes: number,
     readonly negativeMs: number,
     readonly now: () => number = () => performance.now(),
+    readonly wallNow: () => number = Date.now,
   ) {}
 
   get size(): number {
@@ -44,11 +51,13 @@ export class RedirectCache {
     return this.#epoch
   }
 
-  get(code: string): string | typeof MISSING | undefined {
+  get(code: string): string | typeof MISSING | typeof EXPIRED | undefined {
     const entry = this.#entries.get(code)
     if (entry === undefined) return undefined
     if (entry.location !== null) {
       entry.used = true
+      // The clock is read only for links that expire.
+      if (entry.expiresAt !== NO_EXPIRY && entry.expiresAt <= this.wallNow()) return EXPIRED
       return entry.location
     }
     if (entry.until > this.now()) return MISSING
@@ -56,15 +65,19 @@ export class RedirectCache {
     return undefined
   }
 
-  /** Stores what the database said (a Location or undefined), unless a write happened since `epoch`. */
-  set(code: string, location: string | undefined, epoch: number): void {
+  /**
+   * Stores what the database said (a Location or undefined, and the link's expiry), unless a write
+   * happened since `epoch`.
+   */
+  set(code: string, location: string | undefined, epoch: number, expiresAt: number = NO_EXPIRY): void {
     if (!this.#enabled || epoch !== this.#epoch) return
     if (location === undefined && this.negativeMs === 0) return
     const cost = costOf(location ?? null)
     if (cost > this.maxBytes) return
     this.#remove(code)
     while (this.#bytes + cost > this.maxBytes) this.#evictOne()
-    this.#entries.set(code, { location: location ?? null, until: location === undefined ? this.now() + this.negativeMs : 0, used: false })
+    const until = location === undefined ? this.now() + this.negativeMs : 0
+    this.#entries.set(code, { location: location ?? null, until, expiresAt, used: false })
     this.#bytes += cost
   }
 

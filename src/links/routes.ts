@@ -1,11 +1,12 @@
 // /api/v1/links (contract §4) and the browser-facing GET|HEAD /r/{code} (contract §5).
 import { sessionOf, type Ctx } from '../context.js'
-import { codeTaken, linkLimitExceeded, linkNotFound, unauthorized } from '../http/errors.js'
+import { codeTaken, linkExpired, linkLimitExceeded, linkNotFound, unauthorized } from '../http/errors.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Deps } from '../context.js'
 import { json, noContent, prerender, sendFound, sendPrerendered, type Reply } from '../http/reply.js'
 import { deleteLink, findLink, insertLink, listLinks, updateLink, type LinkRow } from './queries.js'
-import { MISSING } from './redirect-cache.js'
+import type { Target } from './location-loader.js'
+import { EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
 import { isShortCode } from './short-code.js'
 import { parseLinkChange, parseLinkCreate, toLocation } from './validate.js'
 
@@ -19,6 +20,7 @@ const present = (baseUrl: string, link: LinkRow) => ({
   updated_at: link.updated_at.toISOString(),
   visits: link.visits,
   last_visited_at: link.last_visited_at?.toISOString() ?? null,
+  expires_at: link.expires_at?.toISOString() ?? null,
 })
 
 export async function createLink(ctx: Ctx): Promise<Reply> {
@@ -47,9 +49,10 @@ export async function getLink(ctx: Ctx): Promise<Reply> {
 
 export async function patchLink(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
-  const { url } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
+  const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
-  const link = await updateLink(ctx.deps.sql, session.userId, code, { url, location: toLocation(url) })
+  const change = { url: url === undefined ? undefined : { url, location: toLocation(url) }, expiresAt }
+  const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === undefined) throw linkNotFound()
   ctx.deps.cache.invalidate(code)
   return json(200, present(ctx.deps.baseUrl, link))
@@ -63,12 +66,13 @@ export async function removeLink(ctx: Ctx): Promise<Reply> {
 }
 
 /** A malformed code is simply not found, and never reaches the database. */
-function codeParam(ctx: Ctx): string {
+export function codeParam(ctx: Ctx): string {
   if (!isShortCode(ctx.param)) throw linkNotFound()
   return ctx.param
 }
 
 const NOT_FOUND = prerender(linkNotFound())
+const GONE = prerender(linkExpired())
 
 /**
  * The hot path, for a plain GET|HEAD /r/{code} (app.ts decides what is plain): answers from the
@@ -81,33 +85,39 @@ export function serveCached(deps: Deps, req: IncomingMessage, res: ServerRespons
   const location = deps.cache.get(code)
   if (location === undefined) return false
   if (location === MISSING) sendPrerendered(res, NOT_FOUND, requestId)
+  else if (location === EXPIRED) sendPrerendered(res, GONE, requestId) // counts nothing
   else {
-    if (req.method === 'GET') deps.visits.record(code) // a HEAD is not a visit
+    if (req.method === 'GET') deps.visits.record(code, req) // a HEAD is not a visit
     sendFound(res, location, requestId)
   }
   return true
 }
 
-/** GET|HEAD /r/{code}: cache, else one primary-key read; 302 to the precomputed Location. */
+/**
+ * GET|HEAD /r/{code}: cache, else one primary-key read; 302 to the precomputed Location, or 410
+ * once the link has expired (by this node's clock).
+ */
 export function redirect(ctx: Ctx): Reply | Promise<Reply> {
   const code = ctx.param
   if (!isShortCode(code)) throw linkNotFound()
   const { cache } = ctx.deps
   const cached = cache.get(code)
   if (cached === MISSING) throw linkNotFound()
+  if (cached === EXPIRED) throw linkExpired()
   if (cached !== undefined) return found(ctx, code, cached)
   const epoch = cache.epoch
   // The epoch is taken before the batch is sent, so a write in between keeps its result out.
-  return ctx.deps.locations.load(code).then((location) => {
-    cache.set(code, location, epoch)
-    if (location === undefined) throw linkNotFound()
-    return found(ctx, code, location)
+  return ctx.deps.locations.load(code).then((target: Target | undefined) => {
+    cache.set(code, target?.location, epoch, target?.expiresAt ?? NO_EXPIRY)
+    if (target === undefined) throw linkNotFound()
+    if (target.expiresAt <= Date.now()) throw linkExpired()
+    return found(ctx, code, target.location)
   })
 }
 
 const NO_STORE = 'no-store'
 
 function found(ctx: Ctx, code: string, location: string): Reply {
-  if (ctx.req.method === 'GET') ctx.deps.visits.record(code) // a HEAD is not a visit
+  if (ctx.req.method === 'GET') ctx.deps.visits.record(code, ctx.req) // a HEAD is not a visit
   return { status: 302, headers: { location, 'cache-control': NO_STORE } }
 }

@@ -8,26 +8,71 @@ const SCHEME = /^https?:\/\//i
 // ASCII space and controls, and every other Unicode control or white-space character.
 const SPACE_OR_CONTROL = /[\p{Cc}\p{White_Space}]/u
 
+// RFC 3339 date-time (section 5.6), with a T or t and a Z, z or numeric offset; a leap second
+// (:60) is refused, as no clock we compare with has one.
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/
+
 export interface LinkInput {
   url: string
   code?: string
+  /** null: the link never expires */
+  expiresAt: Date | null
 }
 
-export function parseLinkCreate(body: Record<string, unknown>): LinkInput {
+export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
   const f = new Fields(body)
   const url = checkUrl(f, f.string('url', URL_RULE))
   const code = f.optionalString('code', { min: CODE_LENGTH, max: CODE_LENGTH })
   if (code !== undefined && !isShortCode(code)) f.fail('code', 'INVALID', 'must be 8 Base62 characters (0-9, A-Z, a-z)')
+  const expiresAt = parseExpiry(f, body.expires_at, nowMs) ?? null
   f.check()
-  return code === undefined ? { url: url! } : { url: url!, code }
+  return code === undefined ? { url: url!, expiresAt } : { url: url!, code, expiresAt }
 }
 
-export function parseLinkChange(body: Record<string, unknown>): { url: string } {
+/** A PATCH: `url` and/or `expires_at`; an expires_at of null clears the expiry (undefined: unchanged). */
+export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): { url?: string; expiresAt?: Date | null } {
   const f = new Fields(body)
-  const url = checkUrl(f, f.string('url', URL_RULE))
+  const givesExpiry = Object.hasOwn(body, 'expires_at')
+  let url: string | undefined
+  if (givesExpiry || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
+  else f.fail('url', 'REQUIRED', 'is required unless expires_at is given')
+  const expiresAt = givesExpiry ? parseExpiry(f, body.expires_at, nowMs) : undefined
   f.check()
-  return { url: url! }
+  const change: { url?: string; expiresAt?: Date | null } = {}
+  if (url !== undefined) change.url = url
+  if (givesExpiry) change.expiresAt = expiresAt ?? null
+  return change
 }
+
+/**
+ * expires_at: null, or an RFC 3339 timestamp in the future. Returns null for null, the instant
+ * for a valid one, undefined when invalid (the error is recorded) or absent.
+ */
+function parseExpiry(f: Fields, value: unknown, nowMs: number): Date | null | undefined {
+  if (value === undefined || value === null) return value === null ? null : undefined
+  if (typeof value !== 'string') return f.fail('expires_at', 'TYPE', 'must be a string or null')
+  const at = parseTimestamp(value)
+  if (at === undefined) return f.fail('expires_at', 'INVALID', 'must be an RFC 3339 timestamp, e.g. 2030-01-31T12:00:00Z')
+  if (at.getTime() <= nowMs) return f.fail('expires_at', 'INVALID', 'must be in the future')
+  return at
+}
+
+/** An RFC 3339 date-time as an instant (to the millisecond), or undefined when it is not one. */
+export function parseTimestamp(value: string): Date | undefined {
+  const m = RFC3339.exec(value)
+  if (m === null) return undefined
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+  const [sign, offsetHours, offsetMinutes] = [m[7], Number(m[8] ?? 0), Number(m[9] ?? 0)]
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return undefined
+  if (offsetHours > 23 || offsetMinutes > 59) return undefined
+  if (year < 1) return undefined // PostgreSQL has no year 0
+  const ms = Date.parse(value.toUpperCase())
+  return Number.isNaN(ms) ? undefined : new Date(ms)
+}
+
+// Day 0 of the next month is the last of this one. (Date.UTC reads years 1-99 as 1901-1999,
+// which have the same leap years.)
+const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate()
 
 /** An absolute http(s) URL with a host, no white space or controls, no user-info. */
 export function urlProblem(url: string): string | undefined {

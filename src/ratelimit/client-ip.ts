@@ -4,9 +4,17 @@ import type { IncomingMessage } from 'node:http'
 import { isIP, type BlockList } from 'node:net'
 
 export function clientIp(req: IncomingMessage, trustProxy: BlockList | undefined): string {
-  const peer = plain(req.socket.remoteAddress ?? '')
+  return clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustProxy)
+}
+
+/** The same from the parts of a request, for callers that keep those rather than the request. */
+export function clientAddress(
+  remoteAddress: string | undefined,
+  header: string | string[] | undefined,
+  trustProxy: BlockList | undefined,
+): string {
+  const peer = plain(remoteAddress ?? '')
   if (trustProxy === undefined || !isTrusted(trustProxy, peer)) return peer
-  const header = req.headers['x-forwarded-for']
   if (header === undefined) return peer
   const hops = (Array.isArray(header) ? header.join(',') : header).split(',')
   for (let i = hops.length - 1; i >= 0; i--) {

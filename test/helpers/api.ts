@@ -1,5 +1,8 @@
-// A small HTTP client for black-box tests: fetch with JSON and a chosen client address.
+// A small HTTP client for black-box tests: fetch with JSON and a chosen client address. Every
+// response is checked against the OpenAPI document (docs/openapi.json), so no test can meet an
+// answer the document does not describe.
 import { randomBytes } from 'node:crypto'
+import { checkResponse } from './openapi.js'
 
 export interface Res {
   status: number
@@ -35,7 +38,9 @@ export async function call(base: string, method: string, path: string, opts: Opt
   const text = await res.text()
   let parsed: unknown
   if (text !== '' && (res.headers.get('content-type') ?? '').startsWith('application/json')) parsed = JSON.parse(text)
-  return { status: res.status, headers: res.headers, body: parsed, text }
+  const received = { status: res.status, headers: res.headers, body: parsed, text }
+  checkResponse(method, path, headers, received)
+  return received
 }
 
 let counter = 0

@@ -1,22 +1,15 @@
 // Several nodes on one PostgreSQL behave as one service (issue 3). Needs DATABASE_URL: the
 // embedded database belongs to one process, so on it this file only says why it did nothing.
+import { readdirSync } from 'node:fs'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login, newLink, newUser, randomIp, type User } from '../helpers/api.js'
 import { Relay } from '../helpers/relay.js'
-import { feedSettled, startServer, type TestServer } from '../helpers/server.js'
+import { feedSettled, MIGRATIONS_DIR, startServer, type TestServer } from '../helpers/server.js'
+
+import { within } from '../helpers/wait.js'
 
 const WITHIN_MS = 1_000
-
-/** Polls until check() is true or the time is up; returns how long it took. */
-async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
-  const start = Date.now()
-  for (;;) {
-    if (await check()) return Date.now() - start
-    if (Date.now() - start > ms) throw new Error(`not true within ${ms} ms`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 const locationOn = async (srv: TestServer, code: string) => {
   const res = await call(srv.url, 'GET', `/r/${code}`)
@@ -37,8 +30,9 @@ if (process.env.DATABASE_URL === undefined) {
   })
 
   test('migrations ran once although three nodes started together', async ({ a }) => {
-    const rows = await a.service.db.sql<{ version: number }[]>`select version from schema_migrations`
-    assert.equal(rows.map((r) => r.version), [1])
+    const rows = await a.service.db.sql<{ version: number }[]>`select version from schema_migrations order by version`
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{4}_.*\.sql$/.test(f)).sort()
+    assert.equal(rows.map((r) => r.version), files.map((f) => Number(f.slice(0, 4))))
   })
 
   // issue 3: sessions are in the database; no node caches a session

@@ -23,10 +23,21 @@ test('misses of one event-loop turn are one query; each caller gets its own answ
   const c = counting(srv.service.db.sql)
   const loader = new LocationLoader(c.sql)
   const results = await Promise.all([a.code, b.code, 'Unkn0wnX', a.code].map((code) => loader.load(code)))
-  assert.equal(results, ['https://a.example/', 'https://b.example/%C3%A4', undefined, 'https://a.example/'])
+  const a1 = { location: 'https://a.example/', expiresAt: Infinity }
+  assert.equal(results, [a1, { location: 'https://b.example/%C3%A4', expiresAt: Infinity }, undefined, a1])
   assert.is(c.count(), 1)
-  assert.is(await loader.load(b.code), 'https://b.example/%C3%A4')
+  assert.equal(await loader.load(b.code), { location: 'https://b.example/%C3%A4', expiresAt: Infinity })
   assert.is(c.count(), 2, 'a later turn is a new query')
+})
+
+test('an expiring link comes with its expiry, to the millisecond', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const link = await newLink(srv.url, user.token)
+  await srv.service.db.sql`update links set expires_at = '2031-02-03T04:05:06.789Z' where code = ${link.code}`
+  assert.equal(await new LocationLoader(srv.service.db.sql).load(link.code), {
+    location: 'https://example.com/',
+    expiresAt: Date.parse('2031-02-03T04:05:06.789Z'),
+  })
 })
 
 test('a deleted link is not found', async ({ srv }) => {

@@ -1,0 +1,37 @@
+// /api/v1/auth/sessions (issue 10): a user's live sessions, and ending them. Sessions are read
+// from the database on every request, so an ended one gets 401 at once, on every node.
+import { sessionOf, type Ctx } from '../context.js'
+import { sessionNotFound } from '../http/errors.js'
+import { json, noContent, type Reply } from '../http/reply.js'
+import { deleteOtherSessions, deleteSessionById, listSessions } from './sessions.js'
+
+// The public id is a UUID; anything else is not found, without a database look-up.
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+export async function getSessions(ctx: Ctx): Promise<Reply> {
+  const session = sessionOf(ctx)
+  const rows = await listSessions(ctx.deps.sql, session.userId, session.tokenHash)
+  const sessions = rows.map((s) => ({
+    id: s.id,
+    created_at: s.created_at.toISOString(),
+    expires_at: s.expires_at.toISOString(),
+    last_used_at: s.last_used_at.toISOString(),
+    current: s.current,
+  }))
+  return json(200, { sessions })
+}
+
+/** Ends one of the caller's sessions, the current one included (that is a logout). */
+export async function removeSession(ctx: Ctx): Promise<Reply> {
+  const session = sessionOf(ctx)
+  if (!SESSION_ID.test(ctx.param)) throw sessionNotFound()
+  if (!(await deleteSessionById(ctx.deps.sql, session.userId, ctx.param))) throw sessionNotFound()
+  return noContent()
+}
+
+/** Ends every session of the caller but the current one. */
+export async function removeOtherSessions(ctx: Ctx): Promise<Reply> {
+  const session = sessionOf(ctx)
+  await deleteOtherSessions(ctx.deps.sql, session.userId, session.tokenHash)
+  return noContent()
+}

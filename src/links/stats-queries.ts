@@ -1,0 +1,176 @@
+// SQL of the visit statistics: a flush's batched write, the day's visitor salt, the daily job
+// (reduce finished days' visitor hashes to counts; drop rows past retention) and the owner's read.
+import { randomBytes } from 'node:crypto'
+import type { Sql } from '../db/index.js'
+import { DIRECT, OTHER } from './referrer.js'
+
+/** Referrer hosts kept per link and day; the rest count as "other" (issue 10). */
+export const MAX_REFERRER_HOSTS = 20
+const STATS_JOB_LOCK = 7_245_010 // arbitrary, fixed: one node at a time runs the daily job
+
+/** One flush: every array in code order (then day), so nodes lock rows in the same order. */
+export interface VisitBatch {
+  links: { codes: string[]; counts: number[]; lastAt: string[] }
+  days: { codes: string[]; days: string[]; humans: number[]; bots: number[] }
+  referrers: { codes: string[]; days: string[]; hosts: string[]; visits: number[] }
+  /** hex hashes of the day's human visitors */
+  hashes: { codes: string[]; days: string[]; hashes: string[] }
+}
+
+/**
+ * Writes a batch in one transaction. Only live links count: a code deleted before the flush
+ * leaves no row. The day rows are upserted first: their row locks put concurrent flushes of the
+ * same link and day in order, so the 20-host cap holds across nodes.
+ */
+export function writeVisitBatch(sql: Sql, b: VisitBatch): Promise<void> {
+  return sql.begin(async (tx) => {
+    const l = b.links
+    await tx`
+      update links set visits = links.visits + v.n,
+        last_visited_at = greatest(links.last_visited_at, v.at)
+      from unnest(${l.codes}::text[], ${l.counts}::int[], ${l.lastAt}::timestamptz[]) as v(code, n, at)
+      where links.code = v.code and links.deleted_at is null`
+    const d = b.days
+    if (d.codes.length === 0) return
+    await tx`
+      insert into visit_days (code, day, humans, bots)
+      select v.code, v.day, v.humans, v.bots
+      from unnest(${d.codes}::text[], ${d.days}::date[], ${d.humans}::int[], ${d.bots}::int[]) as v(code, day, humans, bots)
+      join links on links.code = v.code and links.deleted_at is null
+      order by v.code, v.day
+      on conflict (code, day) do update
+      set humans = visit_days.humans + excluded.humans, bots = visit_days.bots + excluded.bots`
+    const r = b.referrers
+    const known = await tx<{ code: string; day: string; host: string }[]>`
+      select r.code, r.day::text as day, r.host from visit_referrers r
+      join unnest(${d.codes}::text[], ${d.days}::date[]) as v(code, day) on r.code = v.code and r.day = v.day`
+    const capped = capReferrers(known, r, MAX_REFERRER_HOSTS)
+    await tx`
+      insert into visit_referrers (code, day, host, visits)
+      select v.code, v.day, v.host, v.n
+      from unnest(${capped.codes}::text[], ${capped.days}::date[], ${capped.hosts}::text[], ${capped.visits}::int[])
+        as v(code, day, host, n)
+      join links on links.code = v.code and links.deleted_at is null
+      order by v.code, v.day, v.host
+      on conflict (code, day, host) do update set visits = visit_referrers.visits + excluded.visits`
+    const h = b.hashes
+    if (h.codes.length === 0) return
+    await tx`
+      insert into visit_hashes (day, code, hash)
+      select v.day, v.code, decode(v.hash, 'hex')
+      from unnest(${h.days}::date[], ${h.codes}::text[], ${h.hashes}::text[]) as v(day, code, hash)
+      join links on links.code = v.code and links.deleted_at is null
+      on conflict do nothing`
+  })
+}
+
+/**
+ * Applies the cap: a host already stored for the link and day, "direct" and "other" keep their
+ * own row; new hosts take the free places, the busiest first; the rest go to "other".
+ */
+export function capReferrers(
+  known: ReadonlyArray<{ code: string; day: string; host: string }>,
+  incoming: VisitBatch['referrers'],
+  max: number,
+): VisitBatch['referrers'] {
+  const stored = new Map<string, Set<string>>()
+  for (const k of known) {
+    const key = `${k.code} ${k.day}`
+    let hosts = stored.get(key)
+    if (hosts === undefined) stored.set(key, (hosts = new Set()))
+    hosts.add(k.host)
+  }
+  const order = incoming.codes.map((_, i) => i)
+  order.sort((a, b) => incoming.visits[b]! - incoming.visits[a]! || (incoming.hosts[a]! < incoming.hosts[b]! ? -1 : 1))
+  const out = new Map<string, number>() // "code day host" → visits
+  for (const i of order) {
+    const [code, day, host, n] = [incoming.codes[i]!, incoming.days[i]!, incoming.hosts[i]!, incoming.visits[i]!]
+    const key = `${code} ${day}`
+    let hosts = stored.get(key)
+    if (hosts === undefined) stored.set(key, (hosts = new Set()))
+    let target = host
+    if (host !== DIRECT && host !== OTHER && !hosts.has(host)) {
+      const named = [...hosts].filter((h) => h !== DIRECT && h !== OTHER).length
+      if (named < max) hosts.add(host)
+      else target = OTHER
+    }
+    const outKey = `${key} ${target}`
+    out.set(outKey, (out.get(outKey) ?? 0) + n)
+  }
+  const result: VisitBatch['referrers'] = { codes: [], days: [], hosts: [], visits: [] }
+  for (const [key, n] of [...out].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const [code, day, host] = key.split(' ') as [string, string, string]
+    result.codes.push(code)
+    result.days.push(day)
+    result.hosts.push(host)
+    result.visits.push(n)
+  }
+  return result
+}
+
+/**
+ * The salt of a UTC day ("YYYY-MM-DD"), made by whichever node needs it first. "Do update" (to
+ * itself) rather than "do nothing": a node that meets another's insert in flight waits for it and
+ * gets its row back, where a separate select would not yet see it.
+ */
+export async function daySalt(sql: Sql, day: string): Promise<Buffer> {
+  const [row] = await sql<{ salt: Buffer }[]>`
+    insert into visit_salts (day, salt) values (${day}::date, ${randomBytes(32)})
+    on conflict (day) do update set salt = visit_salts.salt
+    returning salt`
+  return row!.salt
+}
+
+/**
+ * The daily job: days before `reduceBefore` get their unique visitors counted, and their hashes
+ * and salt deleted; rows before `keepFrom` are deleted. One node at a time (the others skip it).
+ * Returns false when another node was running it.
+ */
+export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [lock] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${STATS_JOB_LOCK}) as locked`
+    if (!lock!.locked) return false
+    await tx`
+      update visit_days d set uniques = coalesce(d.uniques, 0) + h.n
+      from (select code, day, count(*) as n from visit_hashes where day < ${reduceBefore}::date group by code, day) h
+      where d.code = h.code and d.day = h.day`
+    await tx`update visit_days set uniques = 0 where uniques is null and day < ${reduceBefore}::date`
+    await tx`delete from visit_hashes where day < ${reduceBefore}::date`
+    await tx`delete from visit_salts where day < ${reduceBefore}::date`
+    await tx`delete from visit_days where day < ${keepFrom}::date`
+    await tx`delete from visit_referrers where day < ${keepFrom}::date`
+    return true
+  })
+}
+
+export interface DayCounts {
+  day: string
+  humans: number
+  bots: number
+  /** reduced count plus the hashes not yet reduced */
+  uniques: number
+}
+
+/** A link's days and referrers from `from` to `to` (inclusive, "YYYY-MM-DD"); days without visits are absent. */
+export async function readStats(
+  sql: Sql,
+  code: string,
+  from: string,
+  to: string,
+): Promise<{ days: DayCounts[]; referrers: Array<{ host: string; visits: number }> }> {
+  const days = await sql<DayCounts[]>`
+    select d.day::text as day, d.humans::float8 as humans, d.bots::float8 as bots,
+      (coalesce(d.uniques, 0) + coalesce(h.n, 0))::float8 as uniques
+    from visit_days d
+    left join (
+      select day, count(*) as n from visit_hashes
+      where day between ${from}::date and ${to}::date and code = ${code}
+      group by day
+    ) h on h.day = d.day
+    where d.code = ${code} and d.day between ${from}::date and ${to}::date`
+  const referrers = await sql<Array<{ host: string; visits: number }>>`
+    select host, sum(visits)::float8 as visits from visit_referrers
+    where code = ${code} and day between ${from}::date and ${to}::date
+    group by host order by visits desc, host`
+  return { days, referrers }
+}

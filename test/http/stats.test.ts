@@ -1,0 +1,309 @@
+// GET /api/v1/links/{code}/stats (issue 10): visits per UTC day, humans and bots, referrer hosts
+// and unique visitors, counted in memory on the redirect path and written by the flush.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { daySalt, runStatsJob } from '../../src/links/stats-queries.js'
+import { call, newLink, newUser, type Res, type User } from '../helpers/api.js'
+import { feedSettled, serverSuite, startServer, type TestServer } from '../helpers/server.js'
+import { within } from '../helpers/wait.js'
+
+const DAY_MS = 86_400_000
+const CRAWLER = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
+const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36'
+const today = () => new Date().toISOString().slice(0, 10)
+const dayBefore = (date: string, n: number) => new Date(Date.parse(date) - n * DAY_MS).toISOString().slice(0, 10)
+
+const visit = (srv: TestServer, code: string, headers: Record<string, string> = {}, ip?: string) =>
+  call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': BROWSER, ...headers }, ip })
+const stats = (srv: TestServer, token: string, code: string, query = '') =>
+  call(srv.url, 'GET', `/api/v1/links/${code}/stats${query}`, { token })
+const dayOf = (res: Res, date: string) => res.body.days.find((d: { date: string }) => d.date === date)
+
+/** Asserts a 422 INVALID_QUERY whose errors name exactly these parameters. */
+function assertQueryError(res: Res, fields: string[]): void {
+  assert.is(res.status, 422, res.text)
+  assert.is(res.body.code, 'INVALID_QUERY')
+  assert.equal(res.body.errors.map((e: { field: string }) => e.field), fields, res.text)
+}
+
+const test = serverSuite<{ user: User }>('link statistics', { BASE_URL: 'https://sho.rt' })
+test.before(async (ctx) => {
+  ctx.user = await newUser(ctx.srv.url)
+})
+
+// issue 10, done when: five redirects (three with a Referer, two from a crawler User-Agent) show
+// up in /stats within two seconds as total 5, bots 2, the referrer host with 3, on today's date
+test('five redirects show up within two seconds: total 5, bots 2, the referrer host with 3, today', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const referer = 'https://news.example.com/item?id=42&token=s3cret'
+  for (const ip of ['192.0.2.1', '192.0.2.1', '192.0.2.2']) assert.is((await visit(srv, link.code, { referer }, ip)).status, 302)
+  for (let i = 0; i < 2; i++) assert.is((await visit(srv, link.code, { 'user-agent': CRAWLER })).status, 302)
+  let res: Res | undefined
+  await within(2_000, async () => {
+    res = await stats(srv, user.token, link.code)
+    return res.body.total === 5
+  })
+  assert.is(res!.status, 200)
+  assert.equal(Object.keys(res!.body), ['code', 'from', 'to', 'total', 'humans', 'bots', 'days', 'referrers'])
+  assert.is(res!.body.code, link.code)
+  assert.is(res!.body.bots, 2)
+  assert.is(res!.body.humans, 3)
+  assert.equal(dayOf(res!, today()), { date: today(), visits: 5, humans: 3, bots: 2, uniques: 2 })
+  assert.equal(res!.body.referrers, [
+    { host: 'news.example.com', visits: 3 },
+    { host: 'direct', visits: 2 },
+  ])
+})
+
+// issue 10: one entry per day in the range, zeros included; default: the last 30 days through today
+test('the default range is the last 30 days through today, one entry per day with zeros', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const res = await stats(srv, user.token, link.code)
+  assert.is(res.status, 200, res.text)
+  assert.is(res.body.to, today())
+  assert.is(res.body.from, dayBefore(today(), 29))
+  assert.is(res.body.days.length, 30)
+  assert.equal(res.body.days[0], { date: dayBefore(today(), 29), visits: 0, humans: 0, bots: 0, uniques: 0 })
+  res.body.days.forEach((d: { date: string }, i: number) => assert.is(d.date, dayBefore(today(), 29 - i)))
+  assert.equal([res.body.total, res.body.humans, res.body.bots, res.body.referrers], [0, 0, 0, []])
+})
+
+test('from and to choose the range, both included; 400 days is the most', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const one = await stats(srv, user.token, link.code, '?from=2024-02-28&to=2024-03-01')
+  assert.is(one.status, 200, one.text)
+  assert.equal(one.body.days.map((d: { date: string }) => d.date), ['2024-02-28', '2024-02-29', '2024-03-01'])
+  const max = await stats(srv, user.token, link.code, '?from=2024-01-01&to=2025-02-03')
+  assert.is(max.status, 200, max.text)
+  assert.is(max.body.days.length, 400)
+  const onlyTo = await stats(srv, user.token, link.code, '?to=2024-01-30')
+  assert.equal([onlyTo.body.from, onlyTo.body.to], ['2024-01-01', '2024-01-30'])
+})
+
+// issue 10 + contract §2: bad query parameters are a 422 in the error shape (INVALID_QUERY, see docs/api.md)
+test('bad dates and ranges are 422 INVALID_QUERY naming each parameter', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  assertQueryError(await stats(srv, user.token, link.code, '?from=2024-02-30'), ['from'])
+  assertQueryError(await stats(srv, user.token, link.code, '?from=yesterday&to=2024-13-01'), ['from', 'to'])
+  assertQueryError(await stats(srv, user.token, link.code, '?from=1969-12-31&to=1970-01-02'), ['from'])
+  assertQueryError(await stats(srv, user.token, link.code, '?from=2024-03-02&to=2024-03-01'), ['from'])
+  assertQueryError(await stats(srv, user.token, link.code, '?from=2024-01-01&to=2025-02-04'), ['from'])
+  assertQueryError(await stats(srv, user.token, link.code, '?to=2024-01-01&to=2024-01-02'), ['to'])
+  const res = await stats(srv, user.token, link.code, '?from=2024-02-30')
+  assert.is(res.body.errors[0].code, 'INVALID')
+  assert.match(res.body.message, /^from: /)
+})
+
+test('another account’s link, an unknown or malformed code are 404 LINK_NOT_FOUND; no token is 401', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const other = await newUser(srv.url)
+  for (const [token, code] of [[other.token, link.code], [user.token, 'Unkn0wn9'], [user.token, 'short']] as const) {
+    const res = await stats(srv, token, code)
+    assert.is(res.status, 404)
+    assert.is(res.body.code, 'LINK_NOT_FOUND')
+  }
+  assert.is((await stats(srv, undefined as unknown as string, link.code)).status, 401)
+  // the parameters are checked before the look-up (contract §2's order)
+  assertQueryError(await stats(srv, other.token, link.code, '?from=x'), ['from'])
+})
+
+test('cached and uncached redirects count once each; a HEAD counts nothing', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  await feedSettled(srv)
+  srv.service.deps.cache.invalidate(link.code)
+  await visit(srv, link.code) // uncached: read from the database
+  assert.ok(srv.service.deps.cache.get(link.code), 'now cached')
+  await visit(srv, link.code) // from the cache
+  assert.is((await call(srv.url, 'HEAD', `/r/${link.code}`)).status, 302)
+  await srv.service.deps.visits.flush()
+  const res = await stats(srv, user.token, link.code)
+  assert.equal(dayOf(res, today()), { date: today(), visits: 2, humans: 2, bots: 0, uniques: 2 })
+  const one = await call(srv.url, 'GET', `/api/v1/links/${link.code}`, { token: user.token })
+  assert.is(one.body.visits, 2)
+})
+
+// issue 10: a bot is a request whose User-Agent is empty or matches the documented list
+test('an empty or missing User-Agent and crawler or preview User-Agents are bots', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const agents = ['', 'facebookexternalhit/1.1', 'Slackbot-LinkExpanding 1.0', 'curl/8.5.0', 'WhatsApp/2.23.20.0']
+  for (const ua of agents) await visit(srv, link.code, { 'user-agent': ua })
+  await srv.service.deps.visits.flush()
+  const res = await stats(srv, user.token, link.code)
+  assert.equal([res.body.bots, res.body.humans], [agents.length, 0])
+  assert.is(dayOf(res, today()).uniques, 0, 'bots are not unique visitors')
+})
+
+// issue 10: uniques are distinct (client address, user agent) pairs of the day, humans only
+test('unique visitors: the same address and browser once, another address or browser again', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  await visit(srv, link.code, {}, '192.0.2.10')
+  await visit(srv, link.code, {}, '192.0.2.10')
+  await srv.service.deps.visits.flush()
+  await visit(srv, link.code, {}, '192.0.2.10') // the same visitor in a later flush
+  await visit(srv, link.code, {}, '192.0.2.11')
+  await visit(srv, link.code, { 'user-agent': `${BROWSER} Edg/126.0` }, '192.0.2.10')
+  await srv.service.deps.visits.flush()
+  const res = await stats(srv, user.token, link.code)
+  assert.equal(dayOf(res, today()), { date: today(), visits: 5, humans: 5, bots: 0, uniques: 3 })
+})
+
+// issue 10: at most 20 referrer hosts per link and day, the rest counted as "other"; none is "direct"
+test('referrers: hosts only, at most 20 per day (across flushes), the rest "other", none "direct"', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  for (let i = 0; i < 15; i++) await visit(srv, link.code, { referer: `https://site${i}.example/page?q=${i}` })
+  await visit(srv, link.code, { referer: 'HTTPS://User:Pw@Site0.Example.:8443/x' })
+  await srv.service.deps.visits.flush()
+  for (let i = 15; i < 25; i++) await visit(srv, link.code, { referer: `https://site${i}.example/` })
+  await visit(srv, link.code, { referer: 'https://site3.example/again' }) // known: keeps its row
+  await visit(srv, link.code)
+  await visit(srv, link.code, { referer: 'not a url' })
+  await srv.service.deps.visits.flush()
+  const res = await stats(srv, user.token, link.code)
+  const byHost = new Map(res.body.referrers.map((r: { host: string; visits: number }) => [r.host, r.visits]))
+  const named = [...byHost.keys()].filter((h) => h !== 'other' && h !== 'direct')
+  assert.is(named.length, 20)
+  assert.is(byHost.get('site0.example'), 2)
+  assert.is(byHost.get('site3.example'), 2)
+  assert.is(byHost.get('direct'), 1)
+  assert.is(byHost.get('other'), 5 + 1, '5 hosts past the cap and one unreadable Referer')
+  assert.is(res.body.referrers[0].visits, 6, 'by visits, descending')
+  const sum = res.body.referrers.reduce((n: number, r: { visits: number }) => n + r.visits, 0)
+  assert.is(sum, res.body.total)
+})
+
+// issue 10: after expiry, /r/{code} answers 410 LINK_EXPIRED and counts nothing
+test('an expired link counts nothing', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  await srv.service.db.sql`update links set expires_at = now() - interval '1 second' where code = ${link.code}`
+  srv.service.deps.cache.invalidate(link.code)
+  assert.is((await visit(srv, link.code)).status, 410)
+  assert.is((await visit(srv, link.code)).status, 410) // cached
+  await srv.service.deps.visits.flush()
+  const res = await stats(srv, user.token, link.code)
+  assert.is(res.body.total, 0)
+})
+
+// issue 10: no IP address, full referrer URL or cookie is stored; hashes are reduced to a count
+// once the day is over, with the day's salt
+test('the daily job reduces a day’s visitor hashes to a count and deletes them with the salt', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  await visit(srv, link.code, { referer: 'https://news.example.com/item?id=42&token=s3cret', cookie: 'a=b' }, '198.51.100.7')
+  await visit(srv, link.code, {}, '198.51.100.8')
+  await srv.service.deps.visits.flush()
+  const sql = srv.service.db.sql
+  const stored = JSON.stringify([
+    await sql`select * from visit_days`,
+    await sql`select * from visit_referrers`,
+    await sql`select encode(hash, 'hex') as hash from visit_hashes`,
+  ])
+  for (const secret of ['198.51.100', 's3cret', 'item?id', 'a=b', 'Chrome']) assert.not.ok(stored.includes(secret), secret)
+  const [hashes] = await sql<{ n: number }[]>`select count(*)::int as n from visit_hashes where code = ${link.code}`
+  assert.is(hashes!.n, 2)
+  const tomorrow = new Date(Date.now() + DAY_MS).toISOString().slice(0, 10)
+  assert.ok(await runStatsJob(sql, tomorrow, '1970-01-01'))
+  const [after] = await sql<{ hashes: number; salts: number; uniques: number }[]>`
+    select (select count(*)::int from visit_hashes where day < ${tomorrow}::date) as hashes,
+      (select count(*)::int from visit_salts where day < ${tomorrow}::date) as salts,
+      (select uniques::int from visit_days where code = ${link.code}) as uniques`
+  assert.equal(after, { hashes: 0, salts: 0, uniques: 2 })
+  assert.is(dayOf(await stats(srv, user.token, link.code), today()).uniques, 2, 'the count stays')
+})
+
+test('days past the retention are deleted by the daily job; a deleted link takes its rows along', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const sql = srv.service.db.sql
+  await sql`insert into visit_days (code, day, humans, bots, uniques) values (${link.code}, '2020-01-01', 3, 1, 2), (${link.code}, '2020-01-02', 5, 0, 4)`
+  await sql`insert into visit_referrers (code, day, host, visits) values (${link.code}, '2020-01-01', 'direct', 4), (${link.code}, '2020-01-02', 'direct', 5)`
+  assert.ok(await runStatsJob(sql, '2020-01-01', '2020-01-02'))
+  const res = await stats(srv, user.token, link.code, '?from=2020-01-01&to=2020-01-02')
+  assert.equal(res.body.days.map((d: { visits: number }) => d.visits), [0, 5])
+  assert.equal(res.body.referrers, [{ host: 'direct', visits: 5 }])
+  assert.is((await call(srv.url, 'DELETE', `/api/v1/links/${link.code}`, { token: user.token })).status, 204)
+  const [left] = await sql<{ n: number }[]>`
+    select (select count(*) from visit_days where code = ${link.code}) + (select count(*) from visit_referrers where code = ${link.code}) as n`
+  assert.is(Number(left!.n), 0)
+})
+
+// issue 10: Counts appear within one flush interval and survive a failed flush
+test('a flush that fails keeps its counts for the next one', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  await visit(srv, link.code, { referer: 'https://kept.example/' }, '203.0.113.5')
+  const sql = srv.service.db.sql
+  await sql`alter table visit_referrers rename to visit_referrers_away`
+  try {
+    await srv.service.deps.visits.flush()
+  } finally {
+    await sql`alter table visit_referrers_away rename to visit_referrers`
+  }
+  await visit(srv, link.code, {}, '203.0.113.5')
+  await srv.service.deps.visits.flush()
+  const res = await stats(srv, user.token, link.code)
+  assert.equal(dayOf(res, today()), { date: today(), visits: 2, humans: 2, bots: 0, uniques: 1 })
+  assert.equal(res.body.referrers, [{ host: 'direct', visits: 1 }, { host: 'kept.example', visits: 1 }])
+})
+
+test.run()
+
+const off = serverSuite('VISIT_STATS=off', { VISIT_STATS: 'off' })
+off('counts only the link’s total: no day rows', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const link = await newLink(srv.url, user.token)
+  await visit(srv, link.code)
+  await srv.service.deps.visits.flush()
+  assert.is((await call(srv.url, 'GET', `/api/v1/links/${link.code}`, { token: user.token })).body.visits, 1)
+  assert.is((await stats(srv, user.token, link.code)).body.total, 0)
+})
+off.run()
+
+// issue 10: several nodes all count exactly once, uniques included
+if (process.env.DATABASE_URL !== undefined) {
+  const nodes = suite<{ a: TestServer; b: TestServer }>('statistics on two nodes')
+  nodes.before(async (ctx) => {
+    ;[ctx.a, ctx.b] = await Promise.all([startServer(), startServer()])
+  })
+  nodes.after(async (ctx) => {
+    await Promise.all([ctx.a, ctx.b].map((s) => s?.close()))
+  })
+  nodes('visits on two nodes sum exactly; one visitor on both is one unique; the 20-host cap holds', async ({ a, b }) => {
+    const user = await newUser(a.url)
+    const link = await newLink(a.url, user.token)
+    for (const srv of [a, b]) {
+      await visit(srv, link.code, {}, '192.0.2.50')
+      await visit(srv, link.code, { 'user-agent': CRAWLER })
+      for (let i = 0; i < 15; i++) await visit(srv, link.code, { referer: `https://${srv === a ? 'a' : 'b'}${i}.example/` }, '192.0.2.51')
+    }
+    await Promise.all([a.service.deps.visits.flush(), b.service.deps.visits.flush()])
+    const res = await stats(b, user.token, link.code)
+    assert.equal(dayOf(res, today()), { date: today(), visits: 34, humans: 32, bots: 2, uniques: 2 })
+    const named = res.body.referrers.filter((r: { host: string }) => r.host !== 'direct' && r.host !== 'other')
+    assert.is(named.length, 20)
+    assert.equal(res.body.referrers.find((r: { host: string }) => r.host === 'other'), { host: 'other', visits: 10 })
+  })
+  // regression: two nodes making a day's salt at once: the second once got no row back ("do
+  // nothing", then a select that could not see the first's insert yet), and its flush failed
+  nodes('a node asking for a day’s salt while another is making it gets that salt', async ({ a, b }) => {
+    const salt = Buffer.alloc(32, 1)
+    await a.service.db.sql`delete from visit_salts where day = '2099-01-01'`
+    let inserted!: () => void
+    let commit!: () => void
+    const insertedP = new Promise<void>((r) => (inserted = r))
+    const commitP = new Promise<void>((r) => (commit = r))
+    const making = a.service.db.sql.begin(async (tx) => {
+      await tx`insert into visit_salts (day, salt) values ('2099-01-01', ${salt})`
+      inserted()
+      await commitP
+    })
+    await insertedP
+    try {
+      const asked = daySalt(b.service.db.sql, '2099-01-01') // waits for A's transaction
+      await new Promise((r) => setTimeout(r, 200))
+      commit()
+      await making
+      assert.equal(await asked, salt)
+    } finally {
+      commit()
+      await a.service.db.sql`delete from visit_salts where day = '2099-01-01'`
+    }
+  })
+  nodes.run()
+}

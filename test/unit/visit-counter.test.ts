@@ -1,0 +1,120 @@
+// The VisitCounter's folding (src/links/visits.ts), against a stand-in database that records what
+// a flush would write: humans and bots, referrer hosts, visitors hashed once per flush under the
+// day's salt, and the bounds that keep memory in check when flushes cannot write.
+import type { IncomingMessage } from 'node:http'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { Sql } from '../../src/db/index.js'
+import { VisitCounter } from '../../src/links/visits.js'
+import { createLogger } from '../../src/log.js'
+import { parseTrustProxy } from '../../src/config.js'
+
+interface Written {
+  statements: string[]
+  params: unknown[][]
+}
+
+/** A tagged-template stand-in for postgres.js: records each statement, answers salts, can fail. */
+function fakeSql(fail = () => false): { sql: Sql; written: Written } {
+  const written: Written = { statements: [], params: [] }
+  const tag = ((strings: TemplateStringsArray, ...params: unknown[]) => {
+    const text = strings.join('?').replace(/\s+/g, ' ').trim()
+    if (text.includes('visit_salts')) return Promise.resolve([{ salt: Buffer.alloc(32, 7) }])
+    written.statements.push(text)
+    written.params.push(params)
+    return Promise.resolve([])
+  }) as unknown as Sql
+  ;(tag as unknown as { begin: unknown }).begin = async (fn: (tx: Sql) => Promise<unknown>) => {
+    if (fail()) throw Object.assign(new Error('connection lost'), { code: 'CONNECTION_CLOSED' })
+    return fn(tag)
+  }
+  return { sql: tag, written }
+}
+
+const request = (headers: Record<string, string>, remoteAddress = '192.0.2.1') =>
+  ({ headers, socket: { remoteAddress } }) as unknown as IncomingMessage
+
+/** The parameters of the statement that mentions `table`. */
+const paramsOf = (w: Written, table: string) => w.params[w.statements.findIndex((s) => s.includes(`into ${table}`))]!
+
+const test = suite('visit counter')
+const quiet = createLogger('error', () => {})
+
+test('a flush writes the totals, per-day humans and bots, referrer hosts and one hash per visitor', async () => {
+  const { sql, written } = fakeSql()
+  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined })
+  const browser = { 'user-agent': 'Mozilla/5.0 Firefox/126.0' }
+  counter.record('BBBBBBBB', request({ ...browser, referer: 'https://a.example/x' }))
+  counter.record('AAAAAAAA', request({ ...browser, referer: 'https://a.example/y' }))
+  counter.record('AAAAAAAA', request(browser))
+  counter.record('AAAAAAAA', request(browser, '192.0.2.2'))
+  counter.record('AAAAAAAA', request({ 'user-agent': 'Googlebot/2.1' }))
+  await counter.flush()
+  const [codes, counts] = written.params[0] as [string[], number[]]
+  assert.equal([codes, counts], [['AAAAAAAA', 'BBBBBBBB'], [4, 1]])
+  const [dayCodes, , humans, bots] = paramsOf(written, 'visit_days') as [string[], string[], number[], number[]]
+  assert.equal([dayCodes, humans, bots], [['AAAAAAAA', 'BBBBBBBB'], [3, 1], [1, 0]])
+  const [refCodes, , hosts, visits] = paramsOf(written, 'visit_referrers') as [string[], string[], string[], number[]]
+  assert.equal(refCodes.map((c, i) => `${c} ${hosts[i]} ${visits[i]}`), ['AAAAAAAA a.example 1', 'AAAAAAAA direct 3', 'BBBBBBBB a.example 1'])
+  const [, hashCodes, hashes] = paramsOf(written, 'visit_hashes') as [string[], string[], string[]]
+  assert.equal(hashCodes, ['AAAAAAAA', 'AAAAAAAA', 'BBBBBBBB'], 'two visitors of A (the bot is none), one of B')
+  for (const h of hashes) assert.match(h, /^[0-9a-f]{32}$/)
+  assert.is(new Set(hashes).size, 3, 'the same visitor on two links hashes differently')
+  written.statements.length = 0
+  await counter.flush()
+  assert.is(written.statements.length, 0, 'nothing new: nothing written')
+})
+
+test('with VISIT_STATS=off only the totals are written', async () => {
+  const { sql, written } = fakeSql()
+  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: false, trustProxy: undefined })
+  for (let i = 0; i < 3; i++) counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }))
+  await counter.flush()
+  assert.is(written.statements.length, 1)
+  assert.equal((written.params[0] as [string[], number[]])[1], [3])
+})
+
+test('behind a trusted proxy the forwarded address tells visitors apart; a long agent counts by its first 256 characters', async () => {
+  const { sql, written } = fakeSql()
+  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: parseTrustProxy('127.0.0.1') })
+  const long = `Mozilla/5.0 ${'x'.repeat(300)}`
+  counter.record('AAAAAAAA', request({ 'user-agent': long, 'x-forwarded-for': '198.51.100.1' }, '127.0.0.1'))
+  counter.record('AAAAAAAA', request({ 'user-agent': `${long}y`, 'x-forwarded-for': '198.51.100.1' }, '127.0.0.1'))
+  counter.record('AAAAAAAA', request({ 'user-agent': long, 'x-forwarded-for': '198.51.100.2' }, '127.0.0.1'))
+  await counter.flush()
+  assert.is((paramsOf(written, 'visit_hashes') as [string[], string[], string[]])[2].length, 2)
+})
+
+test('a failed flush keeps everything for the next; more than 100 hosts a day between flushes go to "other"', async () => {
+  let failing = true
+  const { sql, written } = fakeSql(() => failing)
+  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined })
+  for (let i = 0; i < 150; i++) counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0', referer: `https://h${i}.example/` }, `10.0.0.${i % 5}`))
+  await counter.flush()
+  assert.is(written.statements.length, 0)
+  counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }, '10.0.0.9'))
+  failing = false
+  await counter.flush()
+  assert.equal((written.params[0] as [string[], number[]])[1], [151])
+  // 100 hosts were kept between the flushes (50 went to "other" at once), then the write's cap
+  // of 20 sent 80 more to "other"; "direct" is never folded in
+  const [, , hosts, visits] = paramsOf(written, 'visit_referrers') as [string[], string[], string[], number[]]
+  assert.is(hosts.length, 22, '20 hosts, "direct" and "other"')
+  assert.equal([visits[hosts.indexOf('other')], visits[hosts.indexOf('direct')]], [130, 1])
+  assert.is((paramsOf(written, 'visit_hashes') as [string[], string[], string[]])[2].length, 6)
+})
+
+test('past 100,000 distinct visitors waiting, more are not counted as unique, and the log says so', async () => {
+  const lines: string[] = []
+  const { sql, written } = fakeSql()
+  const log = createLogger('warn', (t) => lines.push(t))
+  const counter = new VisitCounter(sql, log, { flushMs: 1_000, stats: true, trustProxy: undefined })
+  for (let i = 0; i < 100_005; i++) counter.record('AAAAAAAA', request({ 'user-agent': `Mozilla/5.0 #${i}` }))
+  await counter.flush()
+  assert.is((paramsOf(written, 'visit_hashes') as [string[], string[], string[]])[2].length, 100_000)
+  assert.equal((paramsOf(written, 'visit_days') as [string[], string[], number[]])[2], [100_005], 'every visit still counts')
+  log.flush()
+  assert.ok(lines.some((l) => l.includes('not counted as unique')), lines.join('\n'))
+})
+
+test.run()
