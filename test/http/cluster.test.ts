@@ -132,7 +132,7 @@ if (process.env.DATABASE_URL === undefined) {
   silent.before(async (ctx) => {
     const { relay, url } = await Relay.to(process.env.DATABASE_URL!)
     ctx.relay = relay
-    ;[ctx.a, ctx.c] = await Promise.all([startServer(), startServer({ DATABASE_URL: url })])
+    ;[ctx.a, ctx.c] = await Promise.all([startServer(), startServer({ DATABASE_URL: url, CACHE_STALE_MS: '0' })])
     ctx.user = await newUser(ctx.a.url)
   })
   silent.after(async (ctx) => {
