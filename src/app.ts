@@ -1,7 +1,8 @@
 // createApp(deps) → the request listener: route table, the order of checks (contract §2), and
 // the one place where errors become responses.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
-import { authenticate, login, logout } from './auth/routes.js'
+import { authenticate } from './auth/authenticate.js'
+import { login, logout } from './auth/routes.js'
 import { bearerToken } from './auth/tokens.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
 import { isConnectionError } from './db/index.js'
@@ -124,7 +125,11 @@ export function createApp(deps: Deps): App {
     if (req.headers.expect !== undefined && req.headers.expect.toLowerCase() !== '100-continue') throw expectationFailed()
     checkDeclaredLength(req)
     const ctx: Ctx = { req, deps, param: match.param, body: EMPTY, session: undefined }
-    if (route.auth) ctx.session = await authenticate(deps.sql, bearerToken(req))
+    if (route.auth) {
+      // Whatever an authenticated route answers is about one account: no cache may keep it.
+      base['cache-control'] = 'no-store'
+      ctx.session = await authenticate(deps.sql, bearerToken(req))
+    }
     if (route.body === 'json') ctx.body = await readJson(req)
     else if (hasBody(req)) await discardBody(req)
     const reply = route.handler(ctx)

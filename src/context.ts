@@ -8,6 +8,9 @@ import type { LocationLoader } from './links/location-loader.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './links/visits.js'
 import type { Logger } from './log.js'
+import type { Passwords, Requester } from './passwords/passwords.js'
+import { clientIp, rateLimitKey } from './ratelimit/client-ip.js'
+import type { LeakyBuckets } from './ratelimit/leaky.js'
 import type { Limiter } from './ratelimit/limiter.js'
 
 export interface Deps {
@@ -21,8 +24,10 @@ export interface Deps {
   locations: LocationLoader
   visits: VisitCounter
   log: Logger
-  /** a hash of a random password: unknown usernames are verified against it (equal work) */
-  dummyPasswordHash: string
+  /** the password KDF: every hash and every check goes through it */
+  passwords: Passwords
+  /** failed logins, password changes and deletions, counted across the cluster */
+  buckets: LeakyBuckets
 }
 
 export interface Ctx {
@@ -55,5 +60,22 @@ export function sessionOf(ctx: Ctx): Session {
   return ctx.session
 }
 
-/** For slow work queued on a request's behalf: false once its client has gone (Node ends the socket). */
-export const clientWaits = (ctx: Ctx) => (): boolean => ctx.req.socket.writable
+/** The client's rate-limit key: its address, an IPv6 one by /64 (contract §7). */
+export const clientKey = (ctx: Ctx): string => rateLimitKey(clientIp(ctx.req, ctx.deps.config.trustProxy))
+
+/** A password check on this request's behalf, for `account`; it leaves the line if the client hangs up. */
+export function requester(ctx: Ctx, account: string): Requester {
+  const socket = ctx.req.socket
+  return {
+    address: clientKey(ctx),
+    account,
+    whenGone(leave) {
+      if (socket.destroyed) {
+        leave()
+        return () => {}
+      }
+      socket.once('close', leave)
+      return () => socket.off('close', leave)
+    },
+  }
+}

@@ -1,6 +1,6 @@
 // The one `postgres` client: a real PostgreSQL at DATABASE_URL, or an embedded PGlite served on a
 // private Unix socket so that the same driver and the same SQL run on both (design card).
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -38,6 +38,11 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const unlock = await lockDataDir(dataDir)
+  // PGlite creates its files readable by all (0666 less the umask), and they hold the password
+  // hashes: from now on this process creates files for its own user only, and those an earlier
+  // release left are tightened.
+  process.umask(0o077)
+  await restrictToOwner(dataDir)
   let pglite: Awaited<ReturnType<typeof PGlite.create>> | undefined
   let server: InstanceType<typeof PGLiteSocketServer>
   // mkdtemp makes a 0700 directory: only this user can reach the unauthenticated socket.
@@ -68,6 +73,14 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       await unlock()
     },
   }
+}
+
+/** Takes every permission from group and others, under `path` (symbolic links left alone). */
+async function restrictToOwner(path: string): Promise<void> {
+  const stat = await lstat(path)
+  if (stat.isSymbolicLink()) return
+  if ((stat.mode & 0o077) !== 0) await chmod(path, stat.mode & 0o700)
+  if (stat.isDirectory()) await Promise.all((await readdir(path)).map((name) => restrictToOwner(join(path, name))))
 }
 
 const LOCK_SOCKET = 'link-service.lock'

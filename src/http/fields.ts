@@ -2,6 +2,13 @@
 import { invalidFields, type FieldError, type FieldErrorCode } from './errors.js'
 
 const LONE_SURROGATE = /\p{Cs}/u
+// Characters that render as nothing or reorder what follows, so that text shows other than it is:
+// soft hyphen, zero-width space and joiners, word joiner and invisible operators, BOM, and every
+// bidirectional control (LRM, RLM, ALM, the embeddings, overrides and isolates).
+const INVISIBLE = /[\p{Bidi_Control}\u00AD\u200B-\u200D\u2060-\u2064\uFEFF]/u
+
+/** True when the text holds a character that is invisible or changes the direction of text. */
+export const hasInvisible = (s: string): boolean => INVISIBLE.test(s)
 
 /** Length in Unicode code points: an emoji counts 1 (contract §1). */
 export function codePointLength(s: string): number {
