@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads'
 import { ClientGone } from '../http/body.js'
 import { kdfBusy } from '../http/errors.js'
 import type { KdfJob } from './derive.js'
-import { FairQueue, type Queued } from './fair-queue.js'
+import { FairQueue, type Keys, type Queued } from './fair-queue.js'
 
 /** Hundreds: a burst of 60 logins is a fraction of it. */
 export const MAX_WAITING = 512
@@ -23,7 +23,7 @@ export interface KdfResult {
 
 /** Whom a derivation is for: its fairness keys, and a way to learn that its client has gone. */
 export interface Claim {
-  keys: readonly string[]
+  keys: Keys
   /** calls `leave` once the client is gone (at once if it already is); returns an unsubscribe */
   whenGone?: (leave: () => void) => () => void
 }

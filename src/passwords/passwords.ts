@@ -83,7 +83,7 @@ function jobFor(hash: StoredHash, password: string): KdfJob {
 
 /** The pool's fairness keys. An account key is digested: a login may name any string, of any length. */
 function claimOf(who: Requester | undefined): Claim {
-  if (who === undefined) return { keys: [] }
+  if (who === undefined) return { keys: {} }
   const account = createHash('sha256').update(who.account).digest('base64url')
-  return { keys: [`address ${who.address}`, `account ${account}`], whenGone: who.whenGone }
+  return { keys: { client: who.address, account }, whenGone: who.whenGone }
 }
