@@ -7,8 +7,16 @@ const LONE_SURROGATE = /\p{Cs}/u
 // bidirectional control (LRM, RLM, ALM, the embeddings, overrides and isolates).
 const INVISIBLE = /[\p{Bidi_Control}\u00AD\u200B-\u200D\u2060-\u2064\uFEFF]/u
 
-/** True when the text holds a character that is invisible or changes the direction of text. */
-export const hasInvisible = (s: string): boolean => INVISIBLE.test(s)
+// A zero-width joiner between two emoji makes one visible emoji (👩‍💻, 🏳️‍🌈: UTS #51).
+const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}[\uFE0F\u{1F3FB}-\u{1F3FF}]?)\u200D(?=\p{Extended_Pictographic})/gu
+
+/**
+ * True when the text holds a character that is invisible or changes the direction of text. With
+ * `emoji`, a joiner inside an emoji sequence does not count (display names; never in URLs).
+ */
+export function hasInvisible(s: string, { emoji = false } = {}): boolean {
+  return INVISIBLE.test(emoji ? s.replace(EMOJI_JOINER, '') : s)
+}
 
 /** Length in Unicode code points: an emoji counts 1 (contract §1). */
 export function codePointLength(s: string): number {

@@ -73,6 +73,6 @@ function checkDisplayName(f: Fields, name: string | undefined): string | undefin
   if (CONTROL.test(name)) return f.fail('display_name', 'INVALID', 'must not contain control characters')
   if (ONLY_BLANK.test(name)) return f.fail('display_name', 'INVALID', 'must not be only whitespace or invisible characters')
   // U+202E would turn "Bob\u202Egnp.exe" into what looks like "Bobexe.png".
-  if (hasInvisible(name)) return f.fail('display_name', 'INVALID', 'must not contain invisible or bidirectional control characters')
+  if (hasInvisible(name, { emoji: true })) return f.fail('display_name', 'INVALID', 'must not contain invisible or bidirectional control characters')
   return name
 }
