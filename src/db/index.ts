@@ -35,21 +35,34 @@ export async function openDatabase(databaseUrl: string | undefined, dataDir: str
 async function openEmbedded(dataDir: string): Promise<Database> {
   // Loaded only when needed: the WASM build is large and a real deployment never touches it.
   const { PGlite } = await import('@electric-sql/pglite')
+  const { NodeFS } = await import('@electric-sql/pglite/nodefs')
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const unlock = await lockDataDir(dataDir)
-  // PGlite creates its files readable by all (0666 less the umask), and they hold the password
-  // hashes: from now on this process creates files for its own user only, and those an earlier
-  // release left are tightened.
+  // The files hold the password hashes: they are for this user alone. The umask covers what this
+  // process creates (PGlite's directories among it); PGlite's engine then sets each new file's mode
+  // itself (0666, by a chmod no umask limits), so its chmod is masked too (OwnerOnlyFS). Files an
+  // earlier release left open are closed at start.
   process.umask(0o077)
   await restrictToOwner(dataDir)
+  class OwnerOnlyFS extends NodeFS {
+    override async init(...args: Parameters<InstanceType<typeof NodeFS>['init']>) {
+      const { emscriptenOpts } = await super.init(...args)
+      const maskChmod = (mod: { FS: unknown }) => {
+        const fs = mod.FS as { doChmod: (stream: unknown, node: unknown, mode: number, dontFollow: boolean) => void }
+        const doChmod = fs.doChmod
+        fs.doChmod = (stream, node, mode, dontFollow) => doChmod.call(fs, stream, node, mode & ~0o077, dontFollow)
+      }
+      return { emscriptenOpts: { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), maskChmod] } }
+    }
+  }
   let pglite: Awaited<ReturnType<typeof PGlite.create>> | undefined
   let server: InstanceType<typeof PGLiteSocketServer>
   // mkdtemp makes a 0700 directory: only this user can reach the unauthenticated socket.
   const socketDir = await mkdtemp(join(tmpdir(), 'link-service-'))
   const socketPath = join(socketDir, '.s.PGSQL.5432')
   try {
-    pglite = await PGlite.create(dataDir)
+    pglite = await PGlite.create({ fs: new OwnerOnlyFS(dataDir) })
     server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 1 })
     await server.start()
   } catch (err) {

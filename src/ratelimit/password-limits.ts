@@ -20,7 +20,7 @@ const CHANGES_PER_ADDRESS = { limit: 20, drainPerSecond: 1 / 6 }
 
 /** How long the answer to a failed login is held back, at this many recent failures. */
 export function failureDelayMs(level: number): number {
-  const beyond = Math.floor(level) - FREE_FAILURES
+  const beyond = Math.ceil(level - FREE_FAILURES) // the count drains continuously: 5.9 is a sixth
   return beyond <= 0 ? 0 : Math.min(MAX_FAILURE_DELAY_MS, 500 * 2 ** (beyond - 1))
 }
 
