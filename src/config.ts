@@ -76,7 +76,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       memoryKiB: int(env, 'ARGON2_MEMORY_KIB', 19_456, ARGON2_BOUNDS.memoryKiB.min, ARGON2_BOUNDS.memoryKiB.max),
       iterations: int(env, 'ARGON2_ITERATIONS', 2, ARGON2_BOUNDS.iterations.min, ARGON2_BOUNDS.iterations.max),
     }),
-    // Every core, shared by the processes of this node; the threads yield to the event loop (kdf-worker.ts).
+    // Every core, shared by the processes of this node (docs/decisions.md: why not one fewer, nor a lower priority).
     kdfThreads: int(env, 'KDF_THREADS', Math.max(1, Math.floor(availableParallelism() / workers)), 1, 64),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   })

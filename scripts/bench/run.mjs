@@ -378,6 +378,12 @@ async function main() {
   const creatorTokens = join(tmp, 'creator-tokens.txt')
   writeFileSync(creatorTokens, small.creatorTokens.join('\n') + '\n')
 
+  // The password KDF, one hash alone: the figures behind the choice of argon2id (decisions.md).
+  say('\n== one password hash, median of 5: scrypt (node:crypto) and argon2id (@noble/hashes)')
+  const kdf = await runNodeJson(join(BENCH_DIR, 'kdf-compare.mjs'), [ARGON2.memoryKiB, ARGON2.iterations].map(String))
+  results.kdf = [kdf]
+  say(`  scrypt N=2^16 ${(kdf.scrypt16_us / 1000).toFixed(0)} ms, scrypt N=2^17 ${(kdf.scrypt17_us / 1000).toFixed(0)} ms, argon2id ${(kdf.argon2id_us / 1000).toFixed(0)} ms`)
+
   // 3. Ceilings.
   const node1 = await startCeiling('node-1', linksFile, 1)
   let nginx
@@ -620,6 +626,7 @@ function buildRows({ twoWorkers, large }) {
   const S_LAT = 'Redirect latency at light load (8 connections, hot)'
   const S_API = 'API, 1 worker'
   const S_BIG = 'Redirects, 1M links'
+  const S_KDF = 'Password KDF: one hash alone on one thread (median of 5)'
   row(S_CEIL, 'nginx `return 302` from a map, 1 worker', 'rps', 'nginx', rps)
   row(S_CEIL, 'node:http 302 from a Map, 1 process (ratio: to nginx)', 'rps', 'ceil_node1_vs_nginx', rps, { ceilingKey: 'nginx' })
   row(S_CEIL, 'node:http 302 from a Map, 2-process cluster', 'rps', 'ceil_hot2', rps)
@@ -694,6 +701,12 @@ function buildRows({ twoWorkers, large }) {
     target: atLeast(0.8, '≥ 0.8× ceiling'),
   })
   row(S_API, 'login p99', 'us', 'login', p99, { ceilingKey: 'ceil_argon2' })
+
+  row(S_KDF, 'scrypt N=2^16, r=8, p=1 (node:crypto; the previous release)', 'us', 'kdf', (r) => r.scrypt16_us, { notes: ['64 MiB'] })
+  row(S_KDF, "scrypt N=2^17, r=8, p=1 (node:crypto; OWASP's scrypt setting)", 'us', 'kdf', (r) => r.scrypt17_us, { notes: ['128 MiB'] })
+  row(S_KDF, `argon2id m=${ARGON2.memoryKiB} KiB, t=${ARGON2.iterations}, p=1 (@noble/hashes; this release)`, 'us', 'kdf', (r) => r.argon2id_us, {
+    notes: [`${(ARGON2.memoryKiB / 1024).toFixed(0)} MiB`],
+  })
 
   if (large) {
     const hot1m = row(S_BIG, 'hot redirect, 1k of 1M links', 'rps', 'hot1m', rps, { ceilingKey: 'ceil_hot1m' })
