@@ -24,7 +24,7 @@ import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { createLink, getLink, getLinks, patchLink, redirect, removeLink, serveCached } from './links/routes.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
-import { clientIp, rateLimitKey } from './ratelimit/client-ip.js'
+import { clientKey } from './ratelimit/client-ip.js'
 import { settlesWithin } from './time-limit.js'
 import { deleteMe, getMe, patchMe, register } from './users/routes.js'
 
@@ -110,7 +110,7 @@ export function createApp(deps: Deps): App {
     if (route.rateLimited) {
       let decision: Decision
       try {
-        decision = await deps.limiter.take(rateLimitKey(clientIp(req, config.trustProxy)))
+        decision = await deps.limiter.take(clientKey(req, config.trustProxy))
       } catch (err) {
         // The bucket's state is unknown (its database is down): the answer still carries the
         // headers, as every response of these routes must (contract §7), with nothing promised.

@@ -9,7 +9,7 @@ import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './links/visits.js'
 import type { Logger } from './log.js'
 import type { Passwords, Requester } from './passwords/passwords.js'
-import { clientIp, rateLimitKey } from './ratelimit/client-ip.js'
+import { clientKey as clientKeyOf } from './ratelimit/client-ip.js'
 import type { LeakyBuckets } from './ratelimit/leaky.js'
 import type { Limiter } from './ratelimit/limiter.js'
 
@@ -60,8 +60,8 @@ export function sessionOf(ctx: Ctx): Session {
   return ctx.session
 }
 
-/** The client's rate-limit key: its address, an IPv6 one by /64 (contract §7). */
-export const clientKey = (ctx: Ctx): string => rateLimitKey(clientIp(ctx.req, ctx.deps.config.trustProxy))
+/** The key this request's client is counted under (its address; IPv6 by /64). */
+export const clientKey = (ctx: Ctx): string => clientKeyOf(ctx.req, ctx.deps.config.trustProxy)
 
 /** A password check on this request's behalf, for `account`; it leaves the line if the client hangs up. */
 export function requester(ctx: Ctx, account: string): Requester {
