@@ -1,13 +1,15 @@
-// Measures the password KDF: the time of one hash at the configured cost, and the event-loop
-// delay of a running service while 20 logins run concurrently (they must not block it).
-// Usage: npm run build && node scripts/kdf-storm.mjs   (SCRYPT_LOG2_N to try another cost)
+// Measures the password KDF: the time of one argon2id hash at the configured cost (on a KDF worker
+// thread), and the event-loop delay of a running service while 20 logins run concurrently (they
+// must not block it: the hashes run on worker threads).
+// Usage: npm run build && node scripts/kdf-storm.mjs   (ARGON2_MEMORY_KIB, ARGON2_ITERATIONS and
+// KDF_THREADS to try other settings; DATABASE_URL for PostgreSQL)
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { hashPassword } from '../dist/auth/passwords.js'
 import { loadConfig } from '../dist/config.js'
 import { createLogger } from '../dist/log.js'
+import { Passwords } from '../dist/passwords/passwords.js'
 import { startService } from '../dist/service.js'
 
 const CONCURRENT = 20
@@ -17,12 +19,14 @@ const config = loadConfig({ ...process.env, PORT: '0', DATA_DIR: dataDir, TRUST_
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ms = (ns) => (ns / 1e6).toFixed(2)
 
+const hasher = new Passwords(config.argon2, 1)
 const hashTimes = []
 for (let i = 0; i < 5; i++) {
   const t = performance.now()
-  await hashPassword('correct horse battery', config.scryptLog2N)
+  await hasher.hash('correct horse battery')
   hashTimes.push(performance.now() - t)
 }
+await hasher.close()
 
 const service = await startService(config, createLogger('error'), resolve('sql'))
 const post = (path, body, ip) =>
@@ -55,7 +59,7 @@ storm.disable()
 await service.close()
 rmSync(dataDir, { recursive: true, force: true })
 
-console.log(`scrypt N=2^${config.scryptLog2N} r=8 p=1, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? 4 + ' (default)'}`)
+console.log(`argon2id m=${config.argon2.memoryKiB} KiB t=${config.argon2.iterations} p=1, ${config.kdfThreads} KDF threads`)
 console.log(`one hash: median ${median(hashTimes).toFixed(1)} ms (of 5: ${hashTimes.map((t) => t.toFixed(1)).join(', ')})`)
 console.log(`event-loop delay idle:  p50 ${ms(idle.percentile(50))} ms, p99 ${ms(idle.percentile(99))} ms, max ${ms(idle.max)} ms`)
 console.log(`event-loop delay during ${ROUNDS} storms of ${CONCURRENT} concurrent logins (${ok}/${ROUNDS * CONCURRENT} succeeded): p50 ${ms(storm.percentile(50))} ms, p99 ${ms(storm.percentile(99))} ms, max ${ms(storm.max)} ms`)

@@ -1,7 +1,8 @@
 // createApp(deps) → the request listener: route table, the order of checks (contract §2), and
 // the one place where errors become responses.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
-import { authenticate, login, logout } from './auth/routes.js'
+import { authenticate } from './auth/authenticate.js'
+import { login, logout } from './auth/routes.js'
 import { getSessions, removeOtherSessions, removeSession } from './auth/session-routes.js'
 import { bearerToken } from './auth/tokens.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
@@ -27,7 +28,7 @@ import { createLink, getLink, getLinks, patchLink, redirect, removeLink, serveCa
 import { getStats } from './links/stats.js'
 import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
-import { clientIp, rateLimitKey } from './ratelimit/client-ip.js'
+import { clientKey } from './ratelimit/client-ip.js'
 import { health } from './health.js'
 import { Deadline } from './time-limit.js'
 import { deleteMe, getMe, patchMe, register } from './users/routes.js'
@@ -123,7 +124,7 @@ export function createApp(deps: Deps): App {
     if (route.rateLimited) {
       let decision: Decision
       try {
-        decision = await deadline.run(deps.limiter.take(rateLimitKey(clientIp(req, config.trustProxy))))
+        decision = await deadline.run(deps.limiter.take(clientKey(req, config.trustProxy)))
       } catch (err) {
         // The bucket's state is unknown (its database is down): the answer still carries the
         // headers, as every response of these routes must (contract §7), with nothing promised.
@@ -138,7 +139,11 @@ export function createApp(deps: Deps): App {
     if (req.headers.expect !== undefined && req.headers.expect.toLowerCase() !== '100-continue') throw expectationFailed()
     checkDeclaredLength(req)
     const ctx: Ctx = { req, deps, param: match.param, body: EMPTY, session: undefined, deadline }
-    if (route.auth) ctx.session = await deadline.run(authenticate(deps.sql, bearerToken(req)))
+    if (route.auth) {
+      // Whatever an authenticated route answers is about one account: no cache may keep it.
+      base['cache-control'] = 'no-store'
+      ctx.session = await deadline.run(authenticate(deps.sql, bearerToken(req)))
+    }
     // The body arrives at the client's pace: that is the request timeout's business, not this one's.
     if (route.body === 'json') ctx.body = await readJson(req)
     else if (hasBody(req)) await discardBody(req)

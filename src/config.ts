@@ -1,7 +1,9 @@
 // Configuration: read from the environment once, validated, frozen (contract §8).
 // Nothing else in the service reads process.env.
 import { BlockList, isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
+import { ARGON2_BOUNDS, type Argon2Params } from './passwords/phc.js'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 export type AccessLog = 'all' | 'api' | 'off'
@@ -29,8 +31,10 @@ export interface Config {
   visitStats: boolean
   /** how many days of per-day statistics are kept */
   statsRetentionDays: number
-  /** scrypt cost: N = 2 ** scryptLog2N */
-  scryptLog2N: number
+  /** the argon2id cost of new password hashes */
+  argon2: Readonly<Argon2Params>
+  /** worker threads that compute password hashes */
+  kdfThreads: number
   shutdownTimeoutMs: number
   /** time limit of one request's database work; past it, 503 */
   dbTimeoutMs: number
@@ -78,7 +82,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     visitFlushMs: int(env, 'VISIT_FLUSH_MS', 1_000, 10, 60_000),
     visitStats: oneOf(env, 'VISIT_STATS', ['on', 'off'] as const, 'on') === 'on',
     statsRetentionDays: int(env, 'STATS_RETENTION_DAYS', 400, 1, 36_500),
-    scryptLog2N: int(env, 'SCRYPT_LOG2_N', 16, 10, 20),
+    argon2: Object.freeze({
+      memoryKiB: int(env, 'ARGON2_MEMORY_KIB', 19_456, ARGON2_BOUNDS.memoryKiB.min, ARGON2_BOUNDS.memoryKiB.max),
+      iterations: int(env, 'ARGON2_ITERATIONS', 2, ARGON2_BOUNDS.iterations.min, ARGON2_BOUNDS.iterations.max),
+    }),
+    // Every core, shared by the processes of this node (docs/decisions.md: why not one fewer, nor a lower priority).
+    kdfThreads: int(env, 'KDF_THREADS', Math.max(1, Math.floor(availableParallelism() / workers)), 1, 64),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     dbTimeoutMs: int(env, 'DB_TIMEOUT_MS', 5_000, 100, 60_000),
     cacheStaleMs: int(env, 'CACHE_STALE_MS', 30_000, 0, 3_600_000),

@@ -9,6 +9,9 @@ import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './links/visits.js'
 import type { FeedState, WriteHealth } from './health.js'
 import type { Logger } from './log.js'
+import type { Passwords, Requester } from './passwords/passwords.js'
+import { clientKey as clientKeyOf } from './ratelimit/client-ip.js'
+import type { LeakyBuckets } from './ratelimit/leaky.js'
 import type { Limiter } from './ratelimit/limiter.js'
 import type { Deadline } from './time-limit.js'
 
@@ -27,8 +30,10 @@ export interface Deps {
   /** the change feed's state, for /healthz */
   feedState: () => FeedState
   log: Logger
-  /** a hash of a random password: unknown usernames are verified against it (equal work) */
-  dummyPasswordHash: string
+  /** the password KDF: every hash and every check goes through it */
+  passwords: Passwords
+  /** failed logins, password changes and deletions, counted across the cluster */
+  buckets: LeakyBuckets
 }
 
 export interface Ctx {
@@ -63,5 +68,22 @@ export function sessionOf(ctx: Ctx): Session {
   return ctx.session
 }
 
-/** For slow work queued on a request's behalf: false once its client has gone (Node ends the socket). */
-export const clientWaits = (ctx: Ctx) => (): boolean => ctx.req.socket.writable
+/** The key this request's client is counted under (its address; IPv6 by /64). */
+export const clientKey = (ctx: Ctx): string => clientKeyOf(ctx.req, ctx.deps.config.trustProxy)
+
+/** A password check on this request's behalf, for `account`; it leaves the line if the client hangs up. */
+export function requester(ctx: Ctx, account: string): Requester {
+  const socket = ctx.req.socket
+  return {
+    address: clientKey(ctx),
+    account,
+    whenGone(leave) {
+      if (socket.destroyed) {
+        leave()
+        return () => {}
+      }
+      socket.once('close', leave)
+      return () => socket.off('close', leave)
+    },
+  }
+}

@@ -3,9 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { AddressInfo, Socket } from 'node:net'
-import { randomBytes } from 'node:crypto'
 import { createApp, type App } from './app.js'
-import { hashPassword } from './auth/passwords.js'
 import { deleteExpiredSessions } from './auth/sessions.js'
 import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
@@ -21,6 +19,8 @@ import { RedirectCache } from './links/redirect-cache.js'
 import { startStatsJob } from './links/stats-job.js'
 import { VisitCounter } from './links/visits.js'
 import type { Logger } from './log.js'
+import { Passwords } from './passwords/passwords.js'
+import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
 
 const SESSION_SWEEP_MS = 60_000
@@ -74,6 +74,11 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     }
     const limiter: Limiter = db.url === undefined ? new MemoryLimiter() : new PostgresLimiter(db.sql)
     started.push(() => limiter.close())
+    const buckets: LeakyBuckets = db.url === undefined ? new MemoryLeakyBuckets() : new PostgresLeakyBuckets(db.sql)
+    started.push(() => buckets.close())
+    const passwords = new Passwords(config.argon2, config.kdfThreads)
+    started.push(() => passwords.close())
+    await passwords.start()
     const writes = new WriteHealth()
     const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, writes })
     visits.start()
@@ -102,7 +107,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       writes,
       feedState: () => (feed === undefined ? 'none' : feed.listening ? 'up' : 'down'),
       log,
-      dummyPasswordHash: await hashPassword(randomBytes(16).toString('base64url'), config.scryptLog2N),
+      passwords,
+      buckets,
     }
     const app = createApp(deps)
     const server = createServer(

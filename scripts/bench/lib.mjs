@@ -143,7 +143,7 @@ export function withRate(r) {
   return { ...r, rps: r.requests / (r.duration_us / 1e6), socket_errors: errors }
 }
 
-/** Runs a node script that prints BENCH_JSON (scrypt.mjs). */
+/** Runs a node script that prints BENCH_JSON (argon2.mjs). */
 export async function runNodeJson(script, args) {
   const child = spawnTracked(process.execPath, [script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''

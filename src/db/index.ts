@@ -1,6 +1,6 @@
 // The one `postgres` client: a real PostgreSQL at DATABASE_URL, or an embedded PGlite served on a
 // private Unix socket so that the same driver and the same SQL run on both (design card).
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -55,16 +55,34 @@ export async function openDatabase(
 async function openEmbedded(dataDir: string): Promise<Database> {
   // Loaded only when needed: the WASM build is large and a real deployment never touches it.
   const { PGlite } = await import('@electric-sql/pglite')
+  const { NodeFS } = await import('@electric-sql/pglite/nodefs')
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const unlock = await lockDataDir(dataDir)
+  // The files hold the password hashes: they are for this user alone. The umask covers what this
+  // process creates (PGlite's directories among it); PGlite's engine then sets each new file's mode
+  // itself (0666, by a chmod no umask limits), so its chmod is masked too (OwnerOnlyFS). Files an
+  // earlier release left open are closed at start.
+  process.umask(0o077)
+  await restrictToOwner(dataDir)
+  class OwnerOnlyFS extends NodeFS {
+    override async init(...args: Parameters<InstanceType<typeof NodeFS>['init']>) {
+      const { emscriptenOpts } = await super.init(...args)
+      const maskChmod = (mod: { FS: unknown }) => {
+        const fs = mod.FS as { doChmod: (stream: unknown, node: unknown, mode: number, dontFollow: boolean) => void }
+        const doChmod = fs.doChmod
+        fs.doChmod = (stream, node, mode, dontFollow) => doChmod.call(fs, stream, node, mode & ~0o077, dontFollow)
+      }
+      return { emscriptenOpts: { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), maskChmod] } }
+    }
+  }
   let pglite: Awaited<ReturnType<typeof PGlite.create>> | undefined
   let server: InstanceType<typeof PGLiteSocketServer>
   // mkdtemp makes a 0700 directory: only this user can reach the unauthenticated socket.
   const socketDir = await mkdtemp(join(tmpdir(), 'link-service-'))
   const socketPath = join(socketDir, '.s.PGSQL.5432')
   try {
-    pglite = await PGlite.create(dataDir)
+    pglite = await PGlite.create({ fs: new OwnerOnlyFS(dataDir) })
     server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 1 })
     await server.start()
   } catch (err) {
@@ -88,6 +106,14 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       await unlock()
     },
   }
+}
+
+/** Takes every permission from group and others, under `path` (symbolic links left alone). */
+async function restrictToOwner(path: string): Promise<void> {
+  const stat = await lstat(path)
+  if (stat.isSymbolicLink()) return
+  if ((stat.mode & 0o077) !== 0) await chmod(path, stat.mode & 0o700)
+  if (stat.isDirectory()) await Promise.all((await readdir(path)).map((name) => restrictToOwner(join(path, name))))
 }
 
 const LOCK_SOCKET = 'link-service.lock'

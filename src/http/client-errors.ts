@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream'
 import { addCorsHeaders } from './cors.js'
 import { badRequest, HttpError, routeNotFound } from './errors.js'
 import type { Headers } from './reply.js'
-import { errorReply } from './reply.js'
+import { errorReply, NOSNIFF } from './reply.js'
 import { requestIdFor } from './request-id.js'
 
 /** What the app's router says of a request target it has no route for: 404, or 405 with Allow. */
@@ -129,6 +129,7 @@ function writeRawError(socket: Duplex, err: HttpError, requestId: string, extra:
     'content-type': 'application/json; charset=utf-8',
     'content-length': String(Buffer.byteLength(body)),
     'x-request-id': requestId,
+    [NOSNIFF[0]]: NOSNIFF[1],
     connection: 'close',
   }
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`

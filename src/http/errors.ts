@@ -64,7 +64,9 @@ export const badRequest = (message: string) => new HttpError(400, 'BAD_REQUEST',
 export const expectationFailed = () =>
   new HttpError(417, 'EXPECTATION_FAILED', 'only "Expect: 100-continue" is supported')
 export const internalError = () => new HttpError(500, 'INTERNAL_ERROR', 'internal error')
-export const kdfBusy = () =>
-  new HttpError(503, 'SERVICE_UNAVAILABLE', 'too many password checks at once; retry later', { 'retry-after': '1' })
+export const kdfBusy = (retryAfterSeconds: number) =>
+  new HttpError(503, 'SERVICE_UNAVAILABLE', 'too many password checks are waiting; retry later', {
+    'retry-after': String(retryAfterSeconds),
+  })
 export const serviceUnavailable = (message = 'the database is unavailable; retry later') =>
   new HttpError(503, 'SERVICE_UNAVAILABLE', message, { 'retry-after': '1' })

@@ -2,6 +2,21 @@
 import { invalidFields, type FieldError, type FieldErrorCode } from './errors.js'
 
 const LONE_SURROGATE = /\p{Cs}/u
+// Characters that render as nothing or reorder what follows, so that text shows other than it is:
+// soft hyphen, zero-width space and joiners, word joiner and invisible operators, BOM, and every
+// bidirectional control (LRM, RLM, ALM, the embeddings, overrides and isolates).
+const INVISIBLE = /[\p{Bidi_Control}\u00AD\u200B-\u200D\u2060-\u2064\uFEFF]/u
+
+// A zero-width joiner between two emoji makes one visible emoji (👩‍💻, 🏳️‍🌈: UTS #51).
+const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}[\uFE0F\u{1F3FB}-\u{1F3FF}]?)\u200D(?=\p{Extended_Pictographic})/gu
+
+/**
+ * True when the text holds a character that is invisible or changes the direction of text. With
+ * `emoji`, a joiner inside an emoji sequence does not count (display names; never in URLs).
+ */
+export function hasInvisible(s: string, { emoji = false } = {}): boolean {
+  return INVISIBLE.test(emoji ? s.replace(EMOJI_JOINER, '') : s)
+}
 
 /** Length in Unicode code points: an emoji counts 1 (contract §1). */
 export function codePointLength(s: string): number {

@@ -12,6 +12,8 @@ export interface Reply {
 
 const JSON_HEADER = 'content-type'
 const JSON_TYPE = 'application/json; charset=utf-8'
+/** On every response: a browser must never guess another type for our JSON (and run it). */
+export const NOSNIFF = ['x-content-type-options', 'nosniff'] as const
 
 export const json = (status: number, body: unknown, headers?: Headers): Reply => ({ status, body, headers })
 export const noContent = (): Reply => ({ status: 204 })
@@ -23,7 +25,7 @@ export const bytes = (status: number, contentType: string, body: Buffer, headers
 })
 
 export function send(res: ServerResponse, reply: Reply, base: Headers): void {
-  const headers: Headers = { ...base, ...reply.headers }
+  const headers: Headers = { ...base, ...reply.headers, [NOSNIFF[0]]: NOSNIFF[1] }
   if (reply.body === undefined) {
     if (reply.status !== 204 && reply.status !== 304) headers['content-length'] = '0'
     res.writeHead(reply.status, headers)
@@ -46,7 +48,7 @@ export function send(res: ServerResponse, reply: Reply, base: Headers): void {
  * Only the request id varies; everything else was computed on write or at start.
  */
 export function sendFound(res: ServerResponse, location: string, requestId: string): void {
-  res.writeHead(302, ['location', location, 'cache-control', 'no-store', 'content-length', '0', 'x-request-id', requestId])
+  res.writeHead(302, ['location', location, 'cache-control', 'no-store', 'content-length', '0', 'x-request-id', requestId, ...NOSNIFF])
   res.end()
 }
 
@@ -64,7 +66,7 @@ export function prerender(err: HttpError): Prerendered {
 }
 
 export function sendPrerendered(res: ServerResponse, p: Prerendered, requestId: string): void {
-  res.writeHead(p.status, [JSON_HEADER, JSON_TYPE, 'content-length', p.contentLength, 'x-request-id', requestId])
+  res.writeHead(p.status, [JSON_HEADER, JSON_TYPE, 'content-length', p.contentLength, 'x-request-id', requestId, ...NOSNIFF])
   res.end(p.body)
 }
 

@@ -1,5 +1,5 @@
 // Link fields (spec §2, contract §4).
-import { Fields } from '../http/fields.js'
+import { Fields, hasInvisible } from '../http/fields.js'
 import { CODE_LENGTH, isShortCode } from './short-code.js'
 
 export const MAX_URL_BYTES = 4096
@@ -77,6 +77,8 @@ const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0
 /** An absolute http(s) URL with a host, no white space or controls, no user-info. */
 export function urlProblem(url: string): string | undefined {
   if (SPACE_OR_CONTROL.test(url)) return 'must not contain white space or control characters'
+  // "https://exa\u200Bmple.com" would show one host and lead to another.
+  if (hasInvisible(url)) return 'must not contain invisible or bidirectional control characters'
   // The scheme must be spelled out with "//": browsers resolve "http:host" relative to us.
   if (!SCHEME.test(url) || url.includes('\\')) return 'must be an absolute http or https URL'
   let parsed: URL

@@ -36,6 +36,9 @@ function isTrusted(list: BlockList, address: string): boolean {
   return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6')
 }
 
+/** The key a client is counted under: its address (contract §7), an IPv6 one by /64. */
+export const clientKey = (req: IncomingMessage, trustProxy: BlockList | undefined): string => rateLimitKey(clientIp(req, trustProxy))
+
 /**
  * The rate-limit bucket of an address. IPv6 clients are grouped by /64, the usual size of one
  * site's network: counting each IPv6 address alone would give every client 2^64 buckets.

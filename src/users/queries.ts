@@ -32,6 +32,11 @@ export async function findLogin(sql: Sql, username: string): Promise<{ id: strin
   return row
 }
 
+/** Swaps the stored hash for a new one of the same password, unless it changed meanwhile. */
+export async function replacePasswordHash(sql: Sql, id: string, from: string, to: string): Promise<void> {
+  await sql`update users set password_hash = ${to} where id = ${id} and password_hash = ${from}`
+}
+
 export async function findUser(sql: Sql, id: string): Promise<UserRow | undefined> {
   const [row] = await sql<UserRow[]>`select id, username, display_name, created_at from users where id = ${id}`
   return row

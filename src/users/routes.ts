@@ -1,8 +1,8 @@
 // POST /api/v1/users and /api/v1/users/me (contract §3).
-import { hashPassword, verifyPassword } from '../auth/passwords.js'
-import { clientWaits, sessionOf, type Ctx } from '../context.js'
+import { clientKey, requester, sessionOf, type Ctx } from '../context.js'
 import { currentPasswordIncorrect, unauthorized, usernameTaken } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
+import { takeChangeAllowance } from '../ratelimit/password-limits.js'
 import { deleteUser, findPasswordHash, findUser, insertUser, updateUser, type ProfileChange, type UserRow } from './queries.js'
 import { parseProfileChange, parseRegistration } from './validate.js'
 
@@ -15,7 +15,7 @@ const present = (u: UserRow) => ({
 
 export async function register(ctx: Ctx): Promise<Reply> {
   const input = parseRegistration(ctx.body)
-  const passwordHash = await ctx.deadline.excluding(hashPassword(input.password, ctx.deps.config.scryptLog2N, clientWaits(ctx)))
+  const passwordHash = await ctx.deadline.excluding(ctx.deps.passwords.hash(input.password, requester(ctx, `name ${input.username}`)))
   const user = await insertUser(ctx.deps.sql, { username: input.username, displayName: input.displayName, passwordHash })
   if (user === 'taken') throw usernameTaken()
   return json(201, present(user))
@@ -30,14 +30,16 @@ export async function getMe(ctx: Ctx): Promise<Reply> {
 export async function patchMe(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   const change = parseProfileChange(ctx.body)
-  const { sql, config } = ctx.deps
+  const { sql, passwords, buckets } = ctx.deps
   let password: ProfileChange['password']
   if (change.password !== undefined) {
+    // Each check costs a hash: limited per account and per address (a display name alone is free).
+    await takeChangeAllowance(buckets, session.userId, clientKey(ctx))
     const stored = await findPasswordHash(sql, session.userId)
     if (stored === undefined) throw unauthorized()
-    if (!(await ctx.deadline.excluding(verifyPassword(change.password.current, stored, clientWaits(ctx))))) throw currentPasswordIncorrect()
-    const hash = await ctx.deadline.excluding(hashPassword(change.password.next, config.scryptLog2N, clientWaits(ctx)))
-    password = { hash, verifiedAgainst: stored }
+    const who = requester(ctx, `user ${session.userId}`)
+    if (!(await ctx.deadline.excluding(passwords.verify(change.password.current, stored, who))).ok) throw currentPasswordIncorrect()
+    password = { hash: await ctx.deadline.excluding(passwords.hash(change.password.next, who)), verifiedAgainst: stored }
   }
   const user = await updateUser(sql, session.userId, { displayName: change.displayName, password, session: session.tokenHash })
   if (user === 'gone') throw unauthorized() // deleted or logged out meanwhile
@@ -46,7 +48,9 @@ export async function patchMe(ctx: Ctx): Promise<Reply> {
 }
 
 export async function deleteMe(ctx: Ctx): Promise<Reply> {
-  const codes = await deleteUser(ctx.deps.sql, sessionOf(ctx).userId)
+  const { userId } = sessionOf(ctx)
+  await takeChangeAllowance(ctx.deps.buckets, userId, clientKey(ctx))
+  const codes = await deleteUser(ctx.deps.sql, userId)
   for (const code of codes) ctx.deps.cache.invalidate(code)
   return noContent()
 }

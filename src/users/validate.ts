@@ -1,5 +1,5 @@
 // Account fields (spec §2, contract §3). Validators take the parsed body and return typed input.
-import { Fields } from '../http/fields.js'
+import { Fields, hasInvisible } from '../http/fields.js'
 
 const VISIBLE_ASCII = /^[\x21-\x7e]*$/
 const CONTROL = /\p{Cc}/u
@@ -72,5 +72,7 @@ function checkDisplayName(f: Fields, name: string | undefined): string | undefin
   if (name === undefined) return undefined
   if (CONTROL.test(name)) return f.fail('display_name', 'INVALID', 'must not contain control characters')
   if (ONLY_BLANK.test(name)) return f.fail('display_name', 'INVALID', 'must not be only whitespace or invisible characters')
+  // U+202E would turn "Bob\u202Egnp.exe" into what looks like "Bobexe.png".
+  if (hasInvisible(name, { emoji: true })) return f.fail('display_name', 'INVALID', 'must not contain invisible or bidirectional control characters')
   return name
 }

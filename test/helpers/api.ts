@@ -18,6 +18,8 @@ export interface Options {
   headers?: Record<string, string>
   /** client address, sent as X-Forwarded-For (the test server trusts 127.0.0.1) */
   ip?: string
+  /** aborts the request (fetch then rejects with an AbortError) */
+  signal?: AbortSignal
 }
 
 /** A fresh random client address, so a test gets its own rate-limit bucket. */
@@ -34,7 +36,7 @@ export async function call(base: string, method: string, path: string, opts: Opt
     headers['content-type'] ??= 'application/json'
   }
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`
-  const res = await fetch(base + path, { method, headers, body, redirect: 'manual' })
+  const res = await fetch(base + path, { method, headers, body, redirect: 'manual', signal: opts.signal })
   const text = await res.text()
   let parsed: unknown
   if (text !== '' && (res.headers.get('content-type') ?? '').startsWith('application/json')) parsed = JSON.parse(text)

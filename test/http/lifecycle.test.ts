@@ -19,7 +19,7 @@ interface Run {
 
 function run(env: Record<string, string>): Run {
   const child = spawn(process.execPath, [SERVER], {
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', SCRYPT_LOG2_N: '10', ...env },
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ARGON2_MEMORY_KIB: '8', ARGON2_ITERATIONS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const r: Run = { child, lines: [], stderr: '', exit: new Promise((resolve) => child.once('exit', (code) => resolve(code))) }

@@ -3,6 +3,7 @@
 import * as assert from 'uvu/assert'
 import { randomIp } from '../helpers/api.js'
 import { serverSuite } from '../helpers/server.js'
+import { PostgresLeakyBuckets } from '../../src/ratelimit/leaky.js'
 import { PostgresLimiter } from '../../src/ratelimit/limiter.js'
 
 const test = serverSuite('PostgresLimiter')
@@ -63,6 +64,33 @@ test('the bucket refills at five per second and idle rows are swept', async ({ s
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from rate_buckets where key = ${key}`
   assert.is(row!.n, 0)
   limiter.close()
+})
+
+// issue 9: failed logins, password changes and deletions are counted across the cluster
+// (leaky_bucket_add, one atomic statement)
+test('leaky buckets: twenty concurrent adds under a limit of five add exactly five', async ({ srv }) => {
+  const buckets = new PostgresLeakyBuckets(srv.service.db.sql)
+  const key = `test ${randomIp()}`
+  const results = await Promise.all(Array.from({ length: 20 }, () => buckets.add(key, 5, 0.001)))
+  buckets.close()
+  assert.is(results.filter((r) => r.added).length, 5)
+  for (const r of results.filter((r) => !r.added)) assert.ok(r.level > 4.99 && r.level <= 5, String(r.level))
+})
+
+test('leaky buckets: the level drains with time, and empty rows are swept', async ({ srv }) => {
+  const sql = srv.service.db.sql
+  const buckets = new PostgresLeakyBuckets(sql)
+  const key = `test ${randomIp()}`
+  for (let i = 0; i < 3; i++) await buckets.add(key, 10, 1)
+  await sql`update leaky_buckets set updated_at = updated_at - interval '2 seconds' where key = ${key}`
+  const after = await buckets.add(key, 10, 1)
+  assert.ok(after.added)
+  assert.ok(after.level > 1.9 && after.level <= 2.1, `3 - 2 s × 1/s + 1 = 2, got ${after.level}`)
+  await sql`update leaky_buckets set empty_at = now() - interval '1 second' where key = ${key}`
+  await buckets.sweep()
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from leaky_buckets where key = ${key}`
+  assert.is(row!.n, 0)
+  buckets.close()
 })
 
 test.run()

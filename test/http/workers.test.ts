@@ -39,7 +39,7 @@ if (process.env.DATABASE_URL === undefined) {
     ctx.port = await freePort()
     ctx.lines = []
     ctx.child = spawn(process.execPath, [SERVER], {
-      env: { ...process.env, WORKERS: '2', PORT: String(ctx.port), HOST: '127.0.0.1', SCRYPT_LOG2_N: '12' },
+      env: { ...process.env, WORKERS: '2', PORT: String(ctx.port), HOST: '127.0.0.1', ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1' },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let buffered = ''

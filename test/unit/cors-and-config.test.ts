@@ -1,6 +1,7 @@
 // Unit tests of CORS headers (src/http/cors.ts), configuration (src/config.ts) and the request
 // target → path reduction (src/app.ts pathOf).
 import type { IncomingMessage } from 'node:http'
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -130,6 +131,28 @@ config('PORT must be an integer from 0 to 65535', () => {
 // contract §8: SESSION_TTL_SECONDS is the lifetime of new sessions (a positive number of seconds)
 config('SESSION_TTL_SECONDS must be a positive integer', () => {
   for (const v of ['0', '-5', 'day', '1.5']) throwsConfig(() => loadConfig({ SESSION_TTL_SECONDS: v }), /SESSION_TTL_SECONDS/)
+})
+
+// issue 9: the argon2id cost (memory in KiB, iterations) and the KDF threads are configurable and validated
+config('ARGON2_MEMORY_KIB, ARGON2_ITERATIONS and KDF_THREADS: defaults, ranges, typed', () => {
+  const d = loadConfig({})
+  assert.equal(d.argon2, { memoryKiB: 19_456, iterations: 2 }, "OWASP's first argon2id setting")
+  assert.ok(Object.isFrozen(d.argon2))
+  assert.is(d.kdfThreads, availableParallelism())
+  const c = loadConfig({ ARGON2_MEMORY_KIB: '65536', ARGON2_ITERATIONS: '3', KDF_THREADS: '4' })
+  assert.equal(c.argon2, { memoryKiB: 65_536, iterations: 3 })
+  assert.is(c.kdfThreads, 4)
+  for (const v of ['7', '1048577', '19 MiB', '-1', '1.5']) throwsConfig(() => loadConfig({ ARGON2_MEMORY_KIB: v }), /ARGON2_MEMORY_KIB/)
+  for (const v of ['0', '65', 'two']) throwsConfig(() => loadConfig({ ARGON2_ITERATIONS: v }), /ARGON2_ITERATIONS/)
+  for (const v of ['0', '65', 'all']) throwsConfig(() => loadConfig({ KDF_THREADS: v }), /KDF_THREADS/)
+})
+
+// issue 9: the pool is sized to the machine, shared by the processes of one node
+config('KDF_THREADS defaults to the cores divided among WORKERS, at least 1', () => {
+  const cores = availableParallelism()
+  const url = { DATABASE_URL: 'postgres://u@db/x' }
+  assert.is(loadConfig({ ...url, WORKERS: '2' }).kdfThreads, Math.max(1, Math.floor(cores / 2)))
+  assert.is(loadConfig({ ...url, WORKERS: '64' }).kdfThreads, 1)
 })
 
 // contract §8: LOG_LEVEL is debug, info, warn or error

@@ -83,6 +83,18 @@ url('refuses other schemes, relative forms, white space, controls and user-info'
   for (const [why, u] of REJECTED) assert.type(urlProblem(u), 'string', why)
 })
 
+// issue 9: link URLs with invisible or bidirectional control characters are refused: a browser
+// drops "https://exa\u200bmple.com"'s zero-width space and goes to example.com
+url('refuses invisible and bidirectional control characters anywhere in the URL', () => {
+  const hidden = ['\u00ad', '\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2060', '\u2064', '\u2066', '\u2069', '\ufeff', '\u061c']
+  for (const c of hidden) {
+    for (const u of [`https://exa${c}mple.com`, `https://example.com/a${c}b`, `https://example.com/?q=${c}`, `https://example.com/#\u{1F469}${c}\u{1F4BB}`]) {
+      assert.is(urlProblem(u), 'must not contain invisible or bidirectional control characters', JSON.stringify(u))
+    }
+  }
+  assert.is(urlProblem('https://example.com/%E2%80%8B'), undefined, 'percent-encoded, it is visible as such')
+})
+
 url.run()
 
 // ---------------------------------------------------------------------------------------------

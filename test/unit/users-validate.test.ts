@@ -104,7 +104,14 @@ registration('display_name: 2..32 code points, no control characters, not only w
   for (const bad of ['\u200b\u200b', '\u200d\u200c', '\ufeff\u200b', '\u00ad\u00ad', ' \u2060 ']) {
     assert.equal(errorsOf(() => reg({ display_name: bad })), ['display_name:INVALID'], JSON.stringify(bad))
   }
-  for (const good of ['a\u200b', '\u{1F468}\u200d\u{1F469}', 'x\u00ady']) {
+  // issue 9: nor any invisible or bidirectional control character (U+00AD, U+200B–U+200F,
+  // U+202A–U+202E, U+2060–U+2064, U+2066–U+2069, U+FEFF), e.g. U+202E reversing what follows
+  for (const bad of ['a\u200b', 'x\u00ady', 'Bob\u202Egnp.exe', 'ab\u200ecd', 'ab\u200fcd', 'ab\u202acd', 'ab\u2064cd', 'ab\u2066cd', 'ab\u2069cd', 'ab\ufeffcd', 'ab\u061ccd', 'a\u200db']) {
+    assert.equal(errorsOf(() => reg({ display_name: bad })), ['display_name:INVALID'], JSON.stringify(bad))
+    assert.equal(errorsOf(() => parseProfileChange({ display_name: bad })), ['display_name:INVALID'], JSON.stringify(bad))
+  }
+  // ... but a zero-width joiner inside an emoji sequence is part of one visible emoji
+  for (const good of ['\u{1F468}\u200d\u{1F469}', 'Ann \u{1F469}\u{1F3FD}\u200d\u{1F4BB}', '\u{1F3F3}\ufe0f\u200d\u{1F308} pride']) {
     assert.is(reg({ display_name: good }).displayName, good, JSON.stringify(good))
   }
   assert.equal(errorsOf(() => reg({ display_name: 'ab\udc00' })), ['display_name:INVALID'])

@@ -1,14 +1,12 @@
-// Session tokens and bearer parsing (src/auth/tokens.ts) and password hashing (src/auth/passwords.ts).
+// Session tokens and bearer parsing (src/auth/tokens.ts).
 // Spec §2, §5; contract §3.
 import { createHash } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { hashPassword, verifyPassword } from '../../src/auth/passwords.js'
 import { bearerToken, generateToken, hashToken } from '../../src/auth/tokens.js'
 import { HttpError } from '../../src/http/errors.js'
 
-const LOG2N = 10 // the cheapest cost the config allows: these tests check behaviour, not strength
 const TOKEN = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcde'
 
 /** A fake request with these Authorization header values, as Node would present them. */
@@ -110,63 +108,5 @@ tokens('hashToken is the SHA-256 digest of the token text', () => {
   assert.not.ok(hashToken(TOKEN).equals(hashToken(TOKEN.toLowerCase())))
 })
 
-// ---------------------------------------------------------------------------------------------
-const passwords = suite('hashPassword / verifyPassword')
-
-// contract §3: passwords are hashed with a memory-hard KDF with a per-user salt
-passwords('a hash verifies its own password and not another', async () => {
-  const stored = await hashPassword('correct horse', LOG2N)
-  assert.type(stored, 'string')
-  assert.not.ok(stored.includes('correct horse'))
-  assert.ok(await verifyPassword('correct horse', stored))
-  assert.not.ok(await verifyPassword('correct horsE', stored))
-  assert.not.ok(await verifyPassword('correct horse ', stored))
-  assert.not.ok(await verifyPassword('', stored))
-})
-
-passwords('non-ASCII passwords and U+0000 round-trip; U+0000 is not dropped', async () => {
-  for (const password of ['😀'.repeat(8), 'pässwörd', 'abc\u0000defgh', 'p'.repeat(128)]) {
-    const stored = await hashPassword(password, LOG2N)
-    assert.ok(await verifyPassword(password, stored), JSON.stringify(password))
-  }
-  const nul = await hashPassword('abc\u0000defgh', LOG2N)
-  assert.not.ok(await verifyPassword('abcdefgh', nul))
-  assert.not.ok(await verifyPassword('abc', nul))
-})
-
-passwords('two hashes of the same password differ (per-hash salt) and both verify', async () => {
-  const a = await hashPassword('same password', LOG2N)
-  const b = await hashPassword('same password', LOG2N)
-  assert.is.not(a, b)
-  assert.ok(await verifyPassword('same password', a))
-  assert.ok(await verifyPassword('same password', b))
-})
-
-passwords('a malformed stored hash verifies nothing (false, no throw)', async () => {
-  const good = await hashPassword('correct horse', LOG2N)
-  const parts = good.split('$')
-  const malformed = [
-    '',
-    'not a hash',
-    'bcrypt$10$8$1$c2FsdA$a2V5',
-    'scrypt',
-    'scrypt$10$8$1',
-    parts.slice(0, 5).join('$'), // key missing
-    [...parts.slice(0, 5), ''].join('$'), // key empty
-    [...parts.slice(0, 5), parts[5]!.slice(0, 10)].join('$'), // key truncated
-    ['scrypt', 'x', '8', '1', parts[4], parts[5]].join('$'), // cost not a number
-  ]
-  for (const stored of malformed) {
-    let result: unknown
-    try {
-      result = await verifyPassword('correct horse', stored)
-    } catch (err) {
-      result = err
-    }
-    assert.is(result, false, JSON.stringify(stored))
-  }
-})
-
 bearer.run()
 tokens.run()
-passwords.run()

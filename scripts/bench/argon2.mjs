@@ -1,36 +1,29 @@
-// The login ceiling for `npm run bench`: raw scrypt with the service's parameters (N = 2^log2N,
-// r = 8, p = 1, 32-byte key), on node:crypto's libuv thread pool as the service runs it, with
-// CONCURRENCY derivations always in flight for SECONDS. No HTTP, no database.
-//   node scripts/bench/scrypt.mjs LOG2N CONCURRENCY SECONDS
+// The login ceiling for `npm run bench`: argon2id with the service's parameters on the service's
+// own KDF pool (the same worker threads, as many as the service runs), with CONCURRENCY
+// derivations always in flight for SECONDS. No HTTP, no database.
+//   node scripts/bench/argon2.mjs MEMORY_KIB ITERATIONS THREADS CONCURRENCY SECONDS
 // Prints one line: BENCH_JSON {...} in the shape bench.lua's done() prints.
-import { randomBytes, scrypt } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
+import { KdfPool } from '../../dist/passwords/kdf-pool.js'
 
-const [log2N, concurrency, seconds] = process.argv.slice(2).map(Number)
-const options = { N: 2 ** log2N, r: 8, p: 1, maxmem: 256 * 2 ** log2N * 8 }
+const [memoryKiB, iterations, threads, concurrency, seconds] = process.argv.slice(2).map(Number)
+const pool = new KdfPool(threads)
 const salt = randomBytes(16)
 const latencies = []
 const started = performance.now()
 const deadline = started + seconds * 1000
 
-function one() {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now()
-    scrypt('bench-password-1', salt, 32, options, (err) => {
-      if (err) reject(err)
-      else {
-        latencies.push((performance.now() - t0) * 1000)
-        resolve()
-      }
-    })
-  })
-}
-
 async function loop() {
-  while (performance.now() < deadline) await one()
+  while (performance.now() < deadline) {
+    const t0 = performance.now()
+    await pool.run({ alg: 'argon2id', password: 'bench-password-1', salt, memoryKiB, iterations, dkLen: 32 }, { keys: {} })
+    latencies.push((performance.now() - t0) * 1000)
+  }
 }
 
 await Promise.all(Array.from({ length: concurrency }, loop))
 const duration = performance.now() - started
+await pool.close()
 latencies.sort((a, b) => a - b)
 const pct = (p) => Math.round(latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)] ?? 0)
 const r = {

@@ -1,0 +1,206 @@
+// The password KDF's worker threads, and the fair line in front of them. A hash takes a core for
+// about a quarter of a second, so a burst of logins waits its turn here, served fairly across
+// client addresses and accounts (fair-queue.ts). The line is long enough for any plausible burst;
+// it refuses (503 with Retry-After) only a request that would wait past MAX_WAIT_MS, or one past
+// MAX_WAITING: then the one served last goes, the newest of whoever has queued most. A request
+// whose client hangs up leaves the line at once.
+import { Worker } from 'node:worker_threads'
+import { ClientGone } from '../http/body.js'
+import { kdfBusy } from '../http/errors.js'
+import type { KdfJob } from './derive.js'
+import { FairQueue, type Keys, type Queued } from './fair-queue.js'
+
+/** Hundreds: a burst of 60 logins is a fraction of it. */
+export const MAX_WAITING = 512
+/** Within the 30 s a client is given: the wait, then the hash itself and the database. */
+export const MAX_WAIT_MS = 25_000
+
+export interface KdfResult {
+  key: Buffer
+  /** how long the derivation itself took on its thread, without the wait */
+  ms: number
+}
+
+/** Whom a derivation is for: its fairness keys, and a way to learn that its client has gone. */
+export interface Claim {
+  keys: Keys
+  /** calls `leave` once the client is gone (at once if it already is); returns an unsubscribe */
+  whenGone?: (leave: () => void) => () => void
+}
+
+interface Job {
+  job: KdfJob
+  claim: Claim
+  resolve: (result: KdfResult) => void
+  reject: (err: unknown) => void
+  item?: Queued<Job>
+  timer?: NodeJS.Timeout
+  unsubscribe?: () => void
+}
+
+interface Slot {
+  worker: Worker
+  id: number
+  busy: Job | undefined
+}
+
+interface Reply {
+  id: number
+  key?: Uint8Array
+  ms?: number
+  error?: string
+}
+
+const WORKER_URL = new URL('./kdf-worker.js', import.meta.url)
+const EWMA = 0.2
+/** Stored hashes of many different costs (a strange database) must not grow the table of averages. */
+const MAX_COSTS = 64
+
+/** What a derivation costs depends on these alone: equal keys, equal work. */
+export function costKey(job: KdfJob): string {
+  return job.alg === 'argon2id' ? `argon2id m=${job.memoryKiB} t=${job.iterations}` : `scrypt log2N=${job.log2N}`
+}
+
+export class KdfPool {
+  readonly #queue = new FairQueue<Job>()
+  readonly #slots: Slot[] = []
+  /** recent derivation times by costKey, as moving averages */
+  readonly #costs = new Map<string, number>()
+  #averageMs = 0
+  #nextId = 0
+  #closed = false
+
+  constructor(
+    readonly threads: number,
+    readonly maxWaiting = MAX_WAITING,
+    readonly maxWaitMs = MAX_WAIT_MS,
+  ) {
+    for (let i = 0; i < threads; i++) this.#slots.push(this.#spawn())
+  }
+
+  get waiting(): number {
+    return this.#queue.size
+  }
+
+  /** The usual time of a derivation of this cost, once one has run. */
+  typicalMs(cost: string): number | undefined {
+    return this.#costs.get(cost)
+  }
+
+  run(job: KdfJob, claim: Claim): Promise<KdfResult> {
+    return new Promise<KdfResult>((resolve, reject) => {
+      if (this.#closed) return reject(new ClientGone())
+      const entry: Job = { job, claim, resolve, reject }
+      const free = this.#slots.find((s) => s.busy === undefined)
+      if (free !== undefined && this.#queue.size === 0) return this.#start(free, entry)
+      const { item, ahead } = this.#queue.push(claim.keys, entry)
+      entry.item = item
+      if (this.#queue.size > this.maxWaiting) {
+        const last = this.#queue.last()!
+        this.#queue.remove(last)
+        this.#refuse(last.value)
+        if (last === item) return
+      } else if (this.#expectedWaitMs(ahead) > this.maxWaitMs) {
+        this.#queue.remove(item)
+        return this.#refuse(entry)
+      }
+      entry.timer = setTimeout(() => {
+        if (this.#queue.remove(item)) this.#refuse(entry)
+      }, this.maxWaitMs).unref()
+      entry.unsubscribe = claim.whenGone?.(() => {
+        if (!this.#queue.remove(item)) return
+        this.#settle(entry)
+        reject(new ClientGone())
+      })
+    })
+  }
+
+  /** Stops the threads; whatever still waits is dropped (its clients are gone by now). */
+  async close(): Promise<void> {
+    this.#closed = true
+    for (let next = this.#queue.shift(); next !== undefined; next = this.#queue.shift()) {
+      this.#settle(next)
+      next.reject(new ClientGone())
+    }
+    await Promise.all(
+      this.#slots.map((slot) => {
+        slot.busy?.reject(new ClientGone())
+        slot.busy = undefined
+        return slot.worker.terminate()
+      }),
+    )
+  }
+
+  /** Jobs ahead, spread over the threads, at the recent pace (the running ones count as one round). */
+  #expectedWaitMs(ahead: number): number {
+    return Math.ceil((ahead + 1) / this.threads) * this.#averageMs
+  }
+
+  #refuse(entry: Job): void {
+    this.#settle(entry)
+    const seconds = Math.ceil(((this.#queue.size / this.threads) * this.#averageMs) / 1000)
+    entry.reject(kdfBusy(Math.min(Math.max(seconds, 1), Math.ceil(this.maxWaitMs / 1000))))
+  }
+
+  /** The entry has left the line: no timer, no listener on its client. */
+  #settle(entry: Job): void {
+    clearTimeout(entry.timer)
+    entry.unsubscribe?.()
+  }
+
+  #spawn(): Slot {
+    const slot: Slot = { worker: new Worker(WORKER_URL), id: 0, busy: undefined }
+    slot.worker.unref()
+    slot.worker.on('message', (reply: Reply) => this.#done(slot, reply))
+    // A thread that dies (it should not: derive errors come back as messages) fails its job and is replaced.
+    slot.worker.on('error', (err) => this.#lost(slot, err))
+    slot.worker.on('exit', (code) => this.#lost(slot, new Error(`KDF worker exited with ${code}`)))
+    return slot
+  }
+
+  #lost(slot: Slot, err: Error): void {
+    const i = this.#slots.indexOf(slot)
+    if (i === -1 || this.#closed) return
+    const job = slot.busy
+    slot.busy = undefined
+    void slot.worker.terminate()
+    const fresh = this.#spawn()
+    this.#slots[i] = fresh
+    job?.reject(err)
+    this.#next(fresh)
+  }
+
+  #start(slot: Slot, entry: Job): void {
+    slot.busy = entry
+    slot.id = ++this.#nextId
+    slot.worker.ref() // a derivation in flight keeps the process alive, as any pending I/O would
+    slot.worker.postMessage({ id: slot.id, job: entry.job })
+  }
+
+  #done(slot: Slot, reply: Reply): void {
+    const entry = slot.busy
+    if (entry === undefined || reply.id !== slot.id) return
+    slot.busy = undefined
+    if (reply.error !== undefined) entry.reject(new Error(`KDF failed: ${reply.error}`))
+    else {
+      const ms = reply.ms!
+      const cost = costKey(entry.job)
+      const before = this.#costs.get(cost)
+      if (before !== undefined || this.#costs.size < MAX_COSTS) this.#costs.set(cost, before === undefined ? ms : before + EWMA * (ms - before))
+      this.#averageMs = this.#averageMs === 0 ? ms : this.#averageMs + EWMA * (ms - this.#averageMs)
+      const key = reply.key!
+      entry.resolve({ key: Buffer.from(key.buffer, key.byteOffset, key.byteLength), ms })
+    }
+    this.#next(slot)
+  }
+
+  #next(slot: Slot): void {
+    const entry = this.#queue.shift()
+    if (entry === undefined) {
+      slot.worker.unref()
+      return
+    }
+    this.#settle(entry)
+    this.#start(slot, entry)
+  }
+}

@@ -1,0 +1,44 @@
+// Limits on password checks beyond the spec's per-address login bucket (issue 9), kept in leaky
+// buckets that every node shares. See docs/decisions.md ("Password checks: fairness and limits").
+import { createHash } from 'node:crypto'
+import { rateLimited } from '../http/errors.js'
+import type { LeakyBuckets } from './leaky.js'
+
+// Failed logins, per account (the username as sent, so an unknown one is treated alike): five are
+// free, then each failure's answer is held back longer, 0.5 s doubling up to 15 s. The count
+// drains by one a minute and stops at 30, so an attack's trace is gone within half an hour.
+// A correct password is never held back: the owner gets in whatever an attacker does.
+const FREE_FAILURES = 5
+const FAILURE_LEVEL_CAP = 30
+const FAILURES_DRAIN_PER_SECOND = 1 / 60
+export const MAX_FAILURE_DELAY_MS = 15_000
+
+// Password changes and account deletions: five per account, then one a minute; twenty per
+// address, then one every six seconds.
+const CHANGES_PER_ACCOUNT = { limit: 5, drainPerSecond: 1 / 60 }
+const CHANGES_PER_ADDRESS = { limit: 20, drainPerSecond: 1 / 6 }
+
+/** How long the answer to a failed login is held back, at this many recent failures. */
+export function failureDelayMs(level: number): number {
+  const beyond = Math.ceil(level - FREE_FAILURES) // the count drains continuously: 5.9 is a sixth
+  return beyond <= 0 ? 0 : Math.min(MAX_FAILURE_DELAY_MS, 500 * 2 ** (beyond - 1))
+}
+
+/** Counts a failed login for this username; resolves to how long its answer is to be held back. */
+export async function noteFailedLogin(buckets: LeakyBuckets, username: string): Promise<number> {
+  const key = `login-failures ${createHash('sha256').update(username).digest('base64url')}`
+  const { level } = await buckets.add(key, FAILURE_LEVEL_CAP, FAILURES_DRAIN_PER_SECOND)
+  return failureDelayMs(level)
+}
+
+/** Takes one password change or deletion from the account's and the address's allowance, or 429. */
+export async function takeChangeAllowance(buckets: LeakyBuckets, userId: string, address: string): Promise<void> {
+  const rules = [
+    [`changes account ${userId}`, CHANGES_PER_ACCOUNT],
+    [`changes address ${address}`, CHANGES_PER_ADDRESS],
+  ] as const
+  for (const [key, { limit, drainPerSecond }] of rules) {
+    const { added, level } = await buckets.add(key, limit, drainPerSecond)
+    if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
+  }
+}
