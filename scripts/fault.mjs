@@ -20,10 +20,12 @@ await admin`create database ${admin(name)}`
 const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).href
 
 const child = spawn(process.execPath, ['dist/server.js'], {
-  env: { ...process.env, DATABASE_URL: dbUrl, PORT: '0', ACCESS_LOG: 'off', LOG_LEVEL: 'warn' },
+  env: { ...process.env, DATABASE_URL: dbUrl, PORT: '0', ACCESS_LOG: 'off', LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1' },
   stdio: ['ignore', 'pipe', 'inherit'],
 })
 const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+// Whatever happens to this script, the service it started goes with it.
+process.once('exit', () => child.kill('SIGKILL'))
 let base
 let out = ''
 child.stdout.on('data', (c) => {
@@ -33,21 +35,24 @@ child.stdout.on('data', (c) => {
 })
 for (const until = Date.now() + 30_000; base === undefined; await sleep(50)) if (Date.now() > until) throw new Error('no listening line')
 
-const post = (path, body, token) =>
+// Each simulated client has its own address (the service trusts 127.0.0.1's X-Forwarded-For), so
+// the per-address login limit does not throttle the set-up.
+const post = (path, body, token, ip = '10.9.0.1') =>
   fetch(base + path, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': ip, ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(body),
   })
 const users = []
 for (let i = 0; i < clients; i++) {
   const username = `f${randomBytes(5).toString('hex')}`
-  await post('/api/v1/users', { username, password: 'correct horse', display_name: 'Fault' })
-  const { token } = await (await post('/api/v1/auth/login', { username, password: 'correct horse' })).json()
+  const ip = `10.9.1.${i + 1}`
+  await post('/api/v1/users', { username, password: 'correct horse', display_name: 'Fault' }, undefined, ip)
+  const { token } = await (await post('/api/v1/auth/login', { username, password: 'correct horse' }, undefined, ip)).json()
   users.push(token)
 }
 const hot = (await (await post('/api/v1/links', { url: 'https://example.com/hot' }, users[0])).json()).code
-await fetch(`${base}/r/${hot}`) // cached from now on
+await fetch(`${base}/r/${hot}`, { redirect: 'manual' }) // cached from now on
 
 const acknowledged = new Set()
 let phase = 'warm-up'
