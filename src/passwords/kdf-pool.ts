@@ -1,9 +1,10 @@
 // The password KDF's worker threads, and the fair line in front of them. A hash takes a core for
 // about a quarter of a second, so a burst of logins waits its turn here, served fairly across
 // client addresses and accounts (fair-queue.ts). The line is long enough for any plausible burst;
-// it refuses (503 with Retry-After) only a request that would wait past MAX_WAIT_MS, or one past
-// MAX_WAITING: then the one served last goes, the newest of whoever has queued most. A request
-// whose client hangs up leaves the line at once.
+// it refuses (503 with Retry-After) only a request still waiting after MAX_WAIT_MS, one that
+// clearly would (its expected wait half as long again), or one past MAX_WAITING: then the one
+// served last goes, the newest of whoever has queued most. A request whose client hangs up leaves
+// the line at once.
 import { Worker } from 'node:worker_threads'
 import { ClientGone } from '../http/body.js'
 import { kdfBusy } from '../http/errors.js'
@@ -14,6 +15,9 @@ import { FairQueue, type Keys, type Queued } from './fair-queue.js'
 export const MAX_WAITING = 512
 /** Within the 30 s a client is given: the wait, then the hash itself and the database. */
 export const MAX_WAIT_MS = 25_000
+/** The expected wait is an estimate (at the pace of recent hashes, maybe from a busier moment):
+ *  a request is refused at once only when it clearly could not make it. */
+const HOPELESS = 1.5
 
 export interface KdfResult {
   key: Buffer
@@ -100,7 +104,7 @@ export class KdfPool {
         this.#queue.remove(last)
         this.#refuse(last.value)
         if (last === item) return
-      } else if (this.#expectedWaitMs(ahead) > this.maxWaitMs) {
+      } else if (this.#expectedWaitMs(ahead) > this.maxWaitMs * HOPELESS) {
         this.#queue.remove(item)
         return this.#refuse(entry)
       }
