@@ -105,3 +105,15 @@ export async function feedSettled(srv: TestServer): Promise<void> {
     if (Date.now() > deadline) throw new Error('the change feed did not deliver a notification within 5 s')
   }
 }
+
+/** A suite with two servers on one database (`ctx.a`, `ctx.b`): two nodes of one cluster. */
+export function twoNodeSuite(name: string): Test<{ a: TestServer; b: TestServer }> {
+  const s = suite<{ a: TestServer; b: TestServer }>(name)
+  s.before(async (ctx) => {
+    ;[ctx.a, ctx.b] = await Promise.all([startServer(), startServer()])
+  })
+  s.after(async (ctx) => {
+    await Promise.all([ctx.a, ctx.b].map((srv) => srv?.close()))
+  })
+  return s
+}

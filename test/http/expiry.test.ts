@@ -1,10 +1,9 @@
 // Link expiry (issue 10): expires_at on create and PATCH (a future RFC 3339 timestamp, or null to
 // clear), returned with the link; after it /r/{code} answers 410 LINK_EXPIRED, the link stays
 // listed and can be extended. The redirect cache and other nodes honour it without a read per redirect.
-import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, type Res, type User } from '../helpers/api.js'
-import { feedSettled, serverSuite, startServer, type TestServer } from '../helpers/server.js'
+import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
 import { within } from '../helpers/wait.js'
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString()
@@ -83,13 +82,7 @@ test.run()
 
 // issue 10: other nodes honour a new expiry through the existing change notification
 if (process.env.DATABASE_URL !== undefined) {
-  const nodes = suite<{ a: TestServer; b: TestServer }>('expiry on two nodes')
-  nodes.before(async (ctx) => {
-    ;[ctx.a, ctx.b] = await Promise.all([startServer(), startServer()])
-  })
-  nodes.after(async (ctx) => {
-    await Promise.all([ctx.a, ctx.b].map((s) => s?.close()))
-  })
+  const nodes = twoNodeSuite('expiry on two nodes')
   nodes('an expiry set on A is honoured by B, which had the link cached', async ({ a, b }) => {
     const user = await newUser(a.url)
     const link = await newLink(a.url, user.token)

@@ -1,9 +1,8 @@
 // /api/v1/auth/sessions (issue 10): list the caller's live sessions, end one, end all others.
 // Ended sessions get 401 at once, on every node (sessions are read from the database per request).
-import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login, newUser, type User } from '../helpers/api.js'
-import { serverSuite, startServer, type TestServer } from '../helpers/server.js'
+import { serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const list = (srv: TestServer, token: string) => call(srv.url, 'GET', '/api/v1/auth/sessions', { token })
@@ -93,13 +92,7 @@ test.run()
 
 // issue 10, done when: a session ended from another device gets 401 (on every node)
 if (process.env.DATABASE_URL !== undefined) {
-  const nodes = suite<{ a: TestServer; b: TestServer }>('sessions on two nodes')
-  nodes.before(async (ctx) => {
-    ;[ctx.a, ctx.b] = await Promise.all([startServer(), startServer()])
-  })
-  nodes.after(async (ctx) => {
-    await Promise.all([ctx.a, ctx.b].map((s) => s?.close()))
-  })
+  const nodes = twoNodeSuite('sessions on two nodes')
   nodes('a session ended on node A gets 401 on node B at once', async ({ a, b }) => {
     const user = await newUser(a.url)
     const laptop = await login(b.url, user.username, user.password)

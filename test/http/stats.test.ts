@@ -1,10 +1,9 @@
 // GET /api/v1/links/{code}/stats (issue 10): visits per UTC day, humans and bots, referrer hosts
 // and unique visitors, counted in memory on the redirect path and written by the flush.
-import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { daySalt, runStatsJob } from '../../src/links/stats-queries.js'
 import { call, newLink, newUser, type Res, type User } from '../helpers/api.js'
-import { feedSettled, serverSuite, startServer, type TestServer } from '../helpers/server.js'
+import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
 import { within } from '../helpers/wait.js'
 
 const DAY_MS = 86_400_000
@@ -257,13 +256,7 @@ off.run()
 
 // issue 10: several nodes all count exactly once, uniques included
 if (process.env.DATABASE_URL !== undefined) {
-  const nodes = suite<{ a: TestServer; b: TestServer }>('statistics on two nodes')
-  nodes.before(async (ctx) => {
-    ;[ctx.a, ctx.b] = await Promise.all([startServer(), startServer()])
-  })
-  nodes.after(async (ctx) => {
-    await Promise.all([ctx.a, ctx.b].map((s) => s?.close()))
-  })
+  const nodes = twoNodeSuite('statistics on two nodes')
   nodes('visits on two nodes sum exactly; one visitor on both is one unique; the 20-host cap holds', async ({ a, b }) => {
     const user = await newUser(a.url)
     const link = await newLink(a.url, user.token)
