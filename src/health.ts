@@ -4,7 +4,7 @@
 import type { Sql } from './db/index.js'
 import { serviceUnavailable } from './http/errors.js'
 import { json, type Reply } from './http/reply.js'
-import { settlesWithin } from './time-limit.js'
+import { succeedsWithin } from './time-limit.js'
 
 const CHECK_TIMEOUT_MS = 2_000
 /** A write outcome younger than this answers for the writes; older, the probe writes. */
@@ -49,8 +49,4 @@ export async function health(sql: Sql, writes: WriteHealth, feed: () => FeedStat
   return json(503, { code: err.code, message: err.message, ...body }, err.headers)
 }
 
-const passes = (work: Promise<unknown>): Promise<boolean> =>
-  settlesWithin(work, CHECK_TIMEOUT_MS).then(
-    (outcome) => outcome === 'done',
-    () => false,
-  )
+const passes = (work: Promise<unknown>) => succeedsWithin(work, CHECK_TIMEOUT_MS)

@@ -57,7 +57,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         if (!quietly) throw err
         return 'done' as const
       })
-      if (outcome === 'late') log.warn('a shutdown step did not finish in time; going on', { step: stop.name || 'anonymous' })
+      if (outcome === 'late') log.warn('a shutdown step did not finish in time; going on')
     }
   }
   try {

@@ -14,6 +14,13 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
   }
 }
 
+/** true when `work` fulfils within `ms`; false when it fails or is late (a health check's question). */
+export const succeedsWithin = (work: Promise<unknown>, ms: number): Promise<boolean> =>
+  settlesWithin(work, ms).then(
+    (outcome) => outcome === 'done',
+    () => false,
+  )
+
 /**
  * One request's budget of database time (DB_TIMEOUT_MS). `run` races the work against what is
  * left of it and answers 503 when it runs out; the work carries on unobserved (a write may still

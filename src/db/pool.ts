@@ -5,6 +5,7 @@
 // A watchdog notices a pool that stops answering while a fresh connection does answer, and
 // swaps in a new pool. Callers hold one stable `sql` that always reaches the current pool.
 import postgres from 'postgres'
+import { succeedsWithin } from '../time-limit.js'
 type Sql = postgres.Sql<Record<string, never>>
 
 const CHECK_MS = 1_000
@@ -13,8 +14,6 @@ const FAILURES_BEFORE_PROBE = 3
 
 export interface Pool {
   sql: Sql
-  /** how many times the pool was replaced */
-  readonly replaced: number
   close(timeoutSeconds: number): Promise<void>
 }
 
@@ -26,19 +25,9 @@ export function openPool(url: string, options: postgres.Options<Record<string, n
     get: (_target, prop) => Reflect.get(current, prop),
   })
   let failures = 0
-  let replaced = 0
   let checking = false
-  const limitMs = CHECK_MS * 2
 
-  const answers = async (client: Sql): Promise<boolean> => {
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)))
-    try {
-      return await Promise.race([client`select 1`.then(() => true, () => false), late])
-    } finally {
-      clearTimeout(timer)
-    }
-  }
+  const answers = (client: Sql) => succeedsWithin(client`select 1`, CHECK_MS * 2)
 
   const check = async () => {
     if (checking) return
@@ -57,7 +46,6 @@ export function openPool(url: string, options: postgres.Options<Record<string, n
       const old = current
       current = postgres(url, options) as unknown as Sql
       failures = 0
-      replaced++
       onReplace()
       void old.end({ timeout: 1 }).catch(() => {})
     } finally {
@@ -68,9 +56,6 @@ export function openPool(url: string, options: postgres.Options<Record<string, n
 
   return {
     sql,
-    get replaced() {
-      return replaced
-    },
     async close(timeoutSeconds) {
       clearInterval(timer)
       await current.end({ timeout: timeoutSeconds })

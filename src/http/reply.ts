@@ -48,7 +48,7 @@ export function send(res: ServerResponse, reply: Reply, base: Headers): void {
  * Only the request id varies; everything else was computed on write or at start.
  */
 export function sendFound(res: ServerResponse, location: string, requestId: string): void {
-  res.writeHead(302, ['location', location, 'cache-control', 'no-store', 'content-length', '0', 'x-request-id', requestId, ...NOSNIFF])
+  res.writeHead(302, ['location', location, 'cache-control', 'no-store', 'content-length', '0', 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
   res.end()
 }
 
@@ -66,7 +66,7 @@ export function prerender(err: HttpError): Prerendered {
 }
 
 export function sendPrerendered(res: ServerResponse, p: Prerendered, requestId: string): void {
-  res.writeHead(p.status, [JSON_HEADER, JSON_TYPE, 'content-length', p.contentLength, 'x-request-id', requestId, ...NOSNIFF])
+  res.writeHead(p.status, [JSON_HEADER, JSON_TYPE, 'content-length', p.contentLength, 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
   res.end(p.body)
 }
 
