@@ -24,7 +24,8 @@ import { errorReply, json, send, type Headers, type Reply } from './http/reply.j
 import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
-import { createLink, getLink, getLinks, patchLink, redirect, removeLink, serveCached } from './links/routes.js'
+import { isPlainRedirect, redirect, REDIRECT_PREFIX, serveCached } from './links/redirect.js'
+import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
 import { getStats } from './links/stats.js'
 import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
@@ -44,7 +45,7 @@ function buildRouter(deps: Deps): Router<Route> {
   // Every route here is described in docs/openapi.json; a test holds the two to each other.
   return new Router<Route>()
     .add('GET', '/', open(() => home))
-    .add('GET', '/r/:code', open(redirect))
+    .add('GET', `${REDIRECT_PREFIX}:code`, open(redirect))
     .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))
@@ -72,22 +73,6 @@ export function pathOf(target: string): string {
   if (path.charCodeAt(0) === 47 /* / */) return path
   const m = /^https?:\/\/[^/]*(\/.*)?$/i.exec(path)
   return m === null ? path : (m[1] ?? '/')
-}
-
-/**
- * A GET|HEAD /r/... that the general checks would all pass: no CORS, no body, Host present, no
- * Expect. Such requests may skip dispatch and be answered straight from the redirect cache.
- */
-function isPlainRedirect(req: IncomingMessage): boolean {
-  const h = req.headers
-  return (
-    (req.method === 'GET' || req.method === 'HEAD') &&
-    h.origin === undefined &&
-    h.host !== undefined &&
-    h.expect === undefined &&
-    h['content-length'] === undefined &&
-    h['transfer-encoding'] === undefined
-  )
 }
 
 /** A request that (when it succeeds) wrote to the database; its outcome tells /healthz about writes. */
@@ -171,8 +156,9 @@ export function createApp(deps: Deps): App {
     send(res, errorReply(httpError), base)
   }
 
-  const logRedirects = config.accessLog === 'all'
-  const logApi = config.accessLog !== 'off'
+  // A request is timed only when its line will be written: at LOG_LEVEL=warn none is.
+  const logRedirects = log.writesAccess && config.accessLog === 'all'
+  const logApi = log.writesAccess && config.accessLog !== 'off'
   const elapsedMs = (started: number) => Math.round((performance.now() - started) * 1000) / 1000
 
   let draining = false
@@ -181,11 +167,11 @@ export function createApp(deps: Deps): App {
     if (draining) res.shouldKeepAlive = false
     const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
     const path = pathOf(req.url ?? '/')
-    const isRedirect = path.startsWith('/r/')
+    const isRedirect = path.startsWith(REDIRECT_PREFIX)
     const logged = isRedirect ? logRedirects : logApi
     const started = logged ? performance.now() : 0
     // The hot path: answered synchronously, so its log line needs no 'finish' listener.
-    if (isRedirect && isPlainRedirect(req) && serveCached(deps, req, res, path.slice(3), requestId)) {
+    if (isRedirect && isPlainRedirect(req) && serveCached(deps, req, res, path.slice(REDIRECT_PREFIX.length), requestId)) {
       if (logged) log.access(req.method!, path, res.statusCode, elapsedMs(started), requestId)
       return
     }

@@ -8,6 +8,8 @@ const FLUSH_BYTES = 64 * 1024
 export type Fields = Record<string, unknown>
 
 export interface Logger {
+  /** whether `access` writes anything at this level (it logs at info) */
+  readonly writesAccess: boolean
   /** The access-log line of one request (contract §8); built without an intermediate object. */
   access(method: string, path: string, status: number, durationMs: number, requestId: string): void
   debug(msg: string, fields?: Fields): void
@@ -42,6 +44,7 @@ export function createLogger(level: LogLevel, write: (text: string) => void = (t
   const accessOn = RANK.info >= RANK[level]
   const pid = process.pid
   return {
+    writesAccess: accessOn,
     access: (method, path, status, durationMs, requestId) => {
       if (!accessOn) return
       append(

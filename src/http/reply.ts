@@ -43,15 +43,6 @@ export function send(res: ServerResponse, reply: Reply, base: Headers): void {
   res.end(payload)
 }
 
-/**
- * The redirect path's writers: one writeHead with a flat header list and nothing else built.
- * Only the request id varies; everything else was computed on write or at start.
- */
-export function sendFound(res: ServerResponse, location: string, requestId: string): void {
-  res.writeHead(302, ['location', location, 'cache-control', 'no-store', 'content-length', '0', 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
-  res.end()
-}
-
 export interface Prerendered {
   status: number
   body: Buffer

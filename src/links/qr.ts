@@ -6,6 +6,7 @@ import { linkNotFound } from '../http/errors.js'
 import { Query } from '../http/query.js'
 import { bytes, type Reply } from '../http/reply.js'
 import { findLink } from './queries.js'
+import { shortUrl } from './redirect.js'
 import { codeParam } from './routes.js'
 
 export const QR_SIZE = { min: 32, max: 4096, default: 256 }
@@ -34,7 +35,7 @@ export async function getQr(ctx: Ctx): Promise<Reply> {
   q.check() // parameters before the look-up (contract §2)
   const code = codeParam(ctx)
   if ((await findLink(ctx.deps.sql, session.userId, code)) === undefined) throw linkNotFound()
-  const svg = qrSvg(`${ctx.deps.baseUrl}/r/${code}`, options)
+  const svg = qrSvg(shortUrl(ctx.deps.baseUrl, code), options)
   return bytes(200, 'image/svg+xml', Buffer.from(svg), { 'content-disposition': `inline; filename="${code}.svg"` })
 }
 

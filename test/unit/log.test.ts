@@ -34,6 +34,17 @@ test('quotes, backslashes, controls and non-ASCII in a path or request id are es
   assert.is(line!.level, 'info')
 })
 
+// Issue 13: requests are timed only when their access line will be written.
+test('below info (LOG_LEVEL=warn) the logger says it writes no access line, and writes none', () => {
+  for (const [level, writes] of [['debug', true], ['info', true], ['warn', false], ['error', false]] as const) {
+    const { log, lines } = capture(level)
+    assert.is(log.writesAccess, writes, level)
+    log.access('GET', '/r/abcdEFGH', 302, 0.1, 'id')
+    log.flush()
+    assert.is(lines().length, writes ? 1 : 0, level)
+  }
+})
+
 test('lines of one event-loop turn are written together, once', async () => {
   const { log, writes, lines } = capture()
   for (let i = 0; i < 5; i++) log.access('GET', '/healthz', 200, 0.1, `id${i}`)
