@@ -94,19 +94,24 @@ export function createApp(deps: Deps): App {
     const match = router.find(method, pathOf(target))
     return match.found || match.allow === null ? routeNotFound() : methodNotAllowed(match.allow)
   }
-  const { log, config } = deps
+  const { log, config, metrics } = deps
 
-  async function dispatch(req: IncomingMessage, res: ServerResponse, base: Headers, path: string): Promise<void> {
+  /** `route` is told the matched route pattern, for the metrics. */
+  async function dispatch(req: IncomingMessage, res: ServerResponse, base: Headers, path: string, route: { name: string }): Promise<void> {
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400 (Node's own would lack our headers).
     if (req.headers.host === undefined && req.httpVersionMinor === 1) throw badRequest('the Host header is required')
-    if (isPreflight(req)) return send(res, { status: 204, headers: preflightHeaders() }, base)
+    if (isPreflight(req)) {
+      route.name = 'OPTIONS preflight'
+      return send(res, { status: 204, headers: preflightHeaders() }, base)
+    }
     const match = router.find(req.method!, path)
     if (!match.found) throw routeError(req.method!, path)
-    const route = match.value
+    route.name = `${req.method === 'HEAD' ? 'GET' : req.method} ${match.path}`
+    const { value: handlerRoute } = match
     // Every wait on the database below runs against one budget (DB_TIMEOUT_MS): no request waits
     // for a database that does not answer longer than that.
     const deadline = new Deadline(config.dbTimeoutMs)
-    if (route.rateLimited) {
+    if (handlerRoute.rateLimited) {
       let decision: Decision
       try {
         decision = await deadline.run(deps.limiter.take(clientKey(req, config.trustProxy)))
@@ -124,15 +129,15 @@ export function createApp(deps: Deps): App {
     if (req.headers.expect !== undefined && req.headers.expect.toLowerCase() !== '100-continue') throw expectationFailed()
     checkDeclaredLength(req)
     const ctx: Ctx = { req, deps, param: match.param, body: EMPTY, session: undefined, deadline }
-    if (route.auth) {
+    if (handlerRoute.auth) {
       // Whatever an authenticated route answers is about one account: no cache may keep it.
       base['cache-control'] = 'no-store'
       ctx.session = await deadline.run(authenticate(deps.sql, bearerToken(req)))
     }
     // The body arrives at the client's pace: that is the request timeout's business, not this one's.
-    if (route.body === 'json') ctx.body = await readJson(req)
+    if (handlerRoute.body === 'json') ctx.body = await readJson(req)
     else if (hasBody(req)) await discardBody(req)
-    const reply = route.handler(ctx)
+    const reply = handlerRoute.handler(ctx)
     const answer = reply instanceof Promise ? await deadline.run(reply) : reply
     if (writes(req) && answer.status < 300) deps.writes.record(true)
     send(res, answer, base)
@@ -147,6 +152,7 @@ export function createApp(deps: Deps): App {
     if (err instanceof HttpError) httpError = err
     else if (isConnectionError(err)) {
       if (writes(req)) deps.writes.record(false)
+      deps.metrics.databaseError()
       log.warn('database unavailable', { request_id: requestId, err })
       httpError = serviceUnavailable()
     } else {
@@ -160,6 +166,12 @@ export function createApp(deps: Deps): App {
   const logRedirects = log.writesAccess && config.accessLog === 'all'
   const logApi = log.writesAccess && config.accessLog !== 'off'
   const elapsedMs = (started: number) => Math.round((performance.now() - started) * 1000) / 1000
+  const REDIRECT_ROUTE = `GET ${REDIRECT_PREFIX}:code`
+  /** The request's access line and metrics, as each is wanted. */
+  const answered = (req: IncomingMessage, path: string, route: string, status: number, started: number, requestId: string, logged: boolean) => {
+    if (logged) log.access(req.method!, path, status, elapsedMs(started), requestId)
+    metrics.request(route, status, (performance.now() - started) / 1000)
+  }
 
   let draining = false
   const listener: RequestListener = (req, res) => {
@@ -169,17 +181,19 @@ export function createApp(deps: Deps): App {
     const path = pathOf(req.url ?? '/')
     const isRedirect = path.startsWith(REDIRECT_PREFIX)
     const logged = isRedirect ? logRedirects : logApi
-    const started = logged ? performance.now() : 0
+    const timed = logged || metrics.enabled
+    const started = timed ? performance.now() : 0
     // The hot path: answered synchronously, so its log line needs no 'finish' listener.
     if (isRedirect && isPlainRedirect(req) && serveCached(deps, req, res, path.slice(REDIRECT_PREFIX.length), requestId)) {
-      if (logged) log.access(req.method!, path, res.statusCode, elapsedMs(started), requestId)
+      if (timed) answered(req, path, REDIRECT_ROUTE, res.statusCode, started, requestId, logged)
       return
     }
     const base: Headers = { 'x-request-id': requestId }
     if (req.headers.origin !== undefined) addCorsHeaders(base)
-    if (logged) res.once('finish', () => log.access(req.method!, path, res.statusCode, elapsedMs(started), requestId))
+    const route = { name: 'unmatched' }
+    if (timed) res.once('finish', () => answered(req, path, route.name, res.statusCode, started, requestId, logged))
     trackResponse(req, res)
-    dispatch(req, res, base, path).catch((err: unknown) => fail(err, req, res, base, requestId))
+    dispatch(req, res, base, path, route).catch((err: unknown) => fail(err, req, res, base, requestId))
   }
   return {
     listener,

@@ -40,6 +40,9 @@ export interface Config {
   dbTimeoutMs: number
   /** how long cached redirects may be served while the change feed is down */
   cacheStaleMs: number
+  /** the Prometheus listener's port (undefined: no metrics) and address */
+  metricsPort: number | undefined
+  metricsHost: string
 }
 
 export const DEFAULT_APP_URL = 'http://localhost:3000'
@@ -64,6 +67,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const ownBase = baseUrl ?? (port === 0 ? undefined : `http://localhost:${port}`)
   if (ownBase !== undefined && isSameRoot(appUrl, ownBase)) {
     throw new ConfigError(`APP_URL (${appUrl}) must not be the service's own root (${ownBase}): GET / would redirect to itself`)
+  }
+  const metricsPort = nonEmpty(env.METRICS_PORT) === undefined ? undefined : int(env, 'METRICS_PORT', 0, 0, 65_535)
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError('METRICS_PORT must differ from PORT: metrics are never served on the public port')
   }
   return Object.freeze({
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -91,6 +98,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     dbTimeoutMs: int(env, 'DB_TIMEOUT_MS', 5_000, 100, 60_000),
     cacheStaleMs: int(env, 'CACHE_STALE_MS', 30_000, 0, 3_600_000),
+    metricsPort,
+    metricsHost: nonEmpty(env.METRICS_HOST) ?? '127.0.0.1',
   })
 }
 

@@ -9,6 +9,7 @@ import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './links/visits.js'
 import type { FeedState, WriteHealth } from './health.js'
 import type { Logger } from './log.js'
+import type { Metrics } from './metrics.js'
 import type { Passwords, Requester } from './passwords/passwords.js'
 import { clientKey as clientKeyOf } from './ratelimit/client-ip.js'
 import type { LeakyBuckets } from './ratelimit/leaky.js'
@@ -34,6 +35,8 @@ export interface Deps {
   passwords: Passwords
   /** failed logins, password changes and deletions, counted across the cluster */
   buckets: LeakyBuckets
+  /** Prometheus metrics, or NO_METRICS when METRICS_PORT is unset */
+  metrics: Metrics
 }
 
 export interface Ctx {

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { createLogger, type Logger } from './log.js'
+import { clusterScrape, startMetricsServer } from './metrics-server.js'
 import { startService } from './service.js'
 
 // dist/server.js → ../sql; build/src/server.js (the test build) → ../../sql
@@ -98,6 +99,12 @@ function runPrimary(config: Readonly<Config>, log: Logger): void {
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
   log.info('primary started', { workers: config.workers })
+  if (config.metricsPort !== undefined) {
+    startMetricsServer(config.metricsHost, config.metricsPort, clusterScrape(), log).catch((err: unknown) => {
+      log.error('metrics listener failed to start', { err })
+      stop('SIGTERM')
+    })
+  }
 }
 
 main().catch((err: unknown) => {

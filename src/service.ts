@@ -1,6 +1,8 @@
 // Starts one serving process: database, migrations, background jobs and the HTTP server.
 // server.ts calls it from the command line; the tests call it with their own config.
+import cluster from 'node:cluster'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Registry } from 'prom-client'
 import type { Duplex } from 'node:stream'
 import type { AddressInfo, Socket } from 'node:net'
 import { createApp, type App } from './app.js'
@@ -10,7 +12,7 @@ import type { Deps } from './context.js'
 import { openDatabase, type Database } from './db/index.js'
 import { WriteHealth } from './health.js'
 import { migrate } from './db/migrate.js'
-import { settlesWithin } from './time-limit.js'
+import { Deadline, settlesWithin } from './time-limit.js'
 import { declaresTooMuch } from './http/body.js'
 import { answerClientError, answerConnect } from './http/client-errors.js'
 import { LinkChangeFeed } from './links/change-feed.js'
@@ -19,6 +21,8 @@ import { RedirectCache } from './links/redirect-cache.js'
 import { startStatsJob } from './links/stats-job.js'
 import { VisitCounter } from './links/visits.js'
 import type { Logger } from './log.js'
+import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
+import { reportToPrimary, startMetricsServer } from './metrics-server.js'
 import { Passwords } from './passwords/passwords.js'
 import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
@@ -34,6 +38,8 @@ const MAX_HEADER_BYTES = 16 * 1024
 export interface Service {
   server: Server
   url: string
+  /** the metrics listener's base URL, when this process serves METRICS_PORT */
+  metricsUrl: string | undefined
   deps: Deps
   db: Database
   /** the cross-node cache invalidation feed; only with a real PostgreSQL */
@@ -42,9 +48,11 @@ export interface Service {
 }
 
 export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string): Promise<Service> {
-  const db = await openDatabase(config.databaseUrl, config.dataDir, config.dbTimeoutMs, () =>
-    log.warn('database pool stopped answering while the database answers; replaced it'),
-  )
+  let metrics: Metrics = NO_METRICS
+  const db = await openDatabase(config.databaseUrl, config.dataDir, config.dbTimeoutMs, () => {
+    metrics.poolReplaced()
+    log.warn('database pool stopped answering while the database answers; replaced it')
+  })
   // What start-up sets going, with how to stop it: stopped in reverse by close(), and also if a
   // later step of start-up fails (a port in use, say), so the database and the embedded one's
   // lock are not left open.
@@ -80,7 +88,16 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     started.push(() => passwords.close())
     await passwords.start()
     const writes = new WriteHealth()
-    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, writes })
+    let registry: Registry | undefined
+    if (config.metricsPort !== undefined) {
+      ;({ metrics, registry } = createMetrics({
+        cache: () => ({ entries: cache.size, bytes: cache.bytes, evictions: cache.evictions }),
+        visitsWaiting: () => visits.waiting,
+        hashes: () => ({ running: passwords.pool.running, waiting: passwords.pool.waiting }),
+        database: () => ({ poolMax: db.poolMax, waiting: Deadline.waiting }),
+      }))
+    }
+    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, writes, metrics })
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
@@ -109,6 +126,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       log,
       passwords,
       buckets,
+      metrics,
     }
     const app = createApp(deps)
     const server = createServer(
@@ -138,6 +156,14 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       server.once('error', reject)
       server.listen(config.port, config.host, () => resolve())
     })
+    // With WORKERS > 1 the primary serves the metrics of every worker (server.ts).
+    let metricsUrl: string | undefined
+    if (registry !== undefined && cluster.isWorker) reportToPrimary(registry)
+    else if (registry !== undefined) {
+      const metricsServer = await startMetricsServer(config.metricsHost, config.metricsPort!, () => registry.metrics(), log)
+      started.push(() => metricsServer.close())
+      metricsUrl = metricsServer.url
+    }
     const port = (server.address() as AddressInfo).port
     deps.baseUrl = baseUrlFor(config, port)
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
@@ -148,7 +174,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         await stopAccepting(server, app, conns, config.shutdownTimeoutMs)
         await stopAll(false)
       })())
-    return { server, url, deps, db, feed, close }
+    return { server, url, metricsUrl, deps, db, feed, close }
   } catch (err) {
     await stopAll(true)
     throw err

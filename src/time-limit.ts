@@ -28,6 +28,8 @@ export const succeedsWithin = (work: Promise<unknown>, ms: number): Promise<bool
  * password KDF, is not database time: `excluding` stops the clock while that runs.
  */
 export class Deadline {
+  /** `run`s in progress in this process: requests waiting on the database (a metric) */
+  static waiting = 0
   #leftMs: number
   #since = 0
   #timer: NodeJS.Timeout | undefined
@@ -40,6 +42,7 @@ export class Deadline {
   }
 
   run<T>(work: T | Promise<T>): Promise<T> {
+    Deadline.waiting++
     return new Promise<T>((resolve, reject) => {
       this.#expire = reject
       this.#arm()
@@ -47,7 +50,7 @@ export class Deadline {
         (value) => this.#settle() && resolve(value),
         (err: unknown) => this.#settle() && reject(err),
       )
-    })
+    }).finally(() => Deadline.waiting--)
   }
 
   async excluding<T>(work: Promise<T>): Promise<T> {

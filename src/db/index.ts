@@ -16,8 +16,12 @@ export interface Database {
   embedded: boolean
   /** the PostgreSQL URL, when there is a real server (for LISTEN and other nodes) */
   url: string | undefined
+  /** connections the pool may open */
+  poolMax: number
   close(timeoutSeconds?: number): Promise<void>
 }
+
+const POOL_MAX = 10
 
 const common = {
   onnotice: () => {},
@@ -42,12 +46,12 @@ export async function openDatabase(
     const pool = openPool(databaseUrl, {
       ...common,
       connection: { ...common.connection, idle_in_transaction_session_timeout: timeoutMs },
-      max: 10,
+      max: POOL_MAX,
       idle_timeout: 60,
       // A refused or silent server fails the waiting queries instead of queueing them for long.
       connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
     }, onPoolReplaced)
-    return { sql: pool.sql, embedded: false, url: databaseUrl, close: (timeout = 5) => pool.close(timeout) }
+    return { sql: pool.sql, embedded: false, url: databaseUrl, poolMax: POOL_MAX, close: (timeout = 5) => pool.close(timeout) }
   }
   return openEmbedded(dataDir)
 }
@@ -98,6 +102,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     sql,
     embedded: true,
     url: undefined,
+    poolMax: 1,
     async close(timeout = 5) {
       await sql.end({ timeout })
       await server.stop()

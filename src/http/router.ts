@@ -2,10 +2,11 @@
 // patterns. It only says what matched; app.ts turns "no path" into 404 and "no method" into 405.
 
 export type Match<T> =
-  | { found: true; value: T; param: string }
+  | { found: true; value: T; param: string; /** the path as added, "/r/:code" */ path: string }
   | { found: false; allow: string | null } // allow === null: no such path at all
 
 interface Entry<T> {
+  path: string
   byMethod: Map<string, T>
   allow: string
 }
@@ -48,7 +49,7 @@ export class Router<T> {
     }
     // RFC 9110 9.3.2: HEAD is answered by the GET handler; Node drops the body.
     const value = entry.byMethod.get(method) ?? (method === 'HEAD' ? entry.byMethod.get('GET') : undefined)
-    return value === undefined ? { found: false, allow: entry.allow } : { found: true, value, param }
+    return value === undefined ? { found: false, allow: entry.allow } : { found: true, value, param, path: entry.path }
   }
 
   /** Every method and path added, in the order added (HEAD is implied by GET). */
@@ -60,7 +61,7 @@ export class Router<T> {
 
   #staticEntry(path: string): Entry<T> {
     let entry = this.#static.get(path)
-    if (entry === undefined) this.#static.set(path, (entry = { byMethod: new Map(), allow: '' }))
+    if (entry === undefined) this.#static.set(path, (entry = { path, byMethod: new Map(), allow: '' }))
     return entry
   }
 
@@ -70,7 +71,7 @@ export class Router<T> {
       const colon = path.indexOf('/:') + 1
       const rest = path.indexOf('/', colon)
       const suffix = rest === -1 ? '' : path.slice(rest)
-      this.#patterns.push((found = { path, prefix: path.slice(0, colon), suffix, entry: { byMethod: new Map(), allow: '' } }))
+      this.#patterns.push((found = { path, prefix: path.slice(0, colon), suffix, entry: { path, byMethod: new Map(), allow: '' } }))
     }
     return found.entry
   }

@@ -27,6 +27,7 @@ interface Entry {
 export class RedirectCache {
   readonly #entries = new Map<string, Entry>()
   #bytes = 0
+  #evictions = 0
   #epoch = 0
   #enabled = true
   #holdTimer: NodeJS.Timeout | undefined
@@ -44,6 +45,11 @@ export class RedirectCache {
 
   get bytes(): number {
     return this.#bytes
+  }
+
+  /** entries dropped to stay within the budget, since start */
+  get evictions(): number {
+    return this.#evictions
   }
 
   /** Take this before reading the database; pass it to `set` after. */
@@ -118,6 +124,7 @@ export class RedirectCache {
       const [code, entry] = this.#entries.entries().next().value as [string, Entry]
       if (!entry.used) {
         this.#remove(code)
+        this.#evictions++
         return
       }
       entry.used = false

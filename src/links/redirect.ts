@@ -4,10 +4,11 @@
 // same three answers: 302 to the precomputed Location, 404, or 410 once the link has expired.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Ctx, Deps } from '../context.js'
-import { linkExpired, linkNotFound } from '../http/errors.js'
+import { linkExpired, linkNotFound, type HttpError } from '../http/errors.js'
 import { NOSNIFF, prerender, sendPrerendered, type Reply } from '../http/reply.js'
 import type { Target } from './location-loader.js'
 import { EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
+import type { Metrics } from '../metrics.js'
 import { isShortCode } from './short-code.js'
 
 /** The path prefix of every redirect. */
@@ -53,9 +54,14 @@ export function serveCached(deps: Deps, req: IncomingMessage, res: ServerRespons
   if (!isShortCode(code)) return false
   const location = deps.cache.get(code)
   if (location === undefined) return false
-  if (location === MISSING) sendPrerendered(res, NOT_FOUND, requestId)
-  else if (location === EXPIRED) sendPrerendered(res, GONE, requestId) // counts nothing
-  else {
+  if (location === MISSING) {
+    deps.metrics.redirect('unknown')
+    sendPrerendered(res, NOT_FOUND, requestId)
+  } else if (location === EXPIRED) {
+    deps.metrics.redirect('expired')
+    sendPrerendered(res, GONE, requestId) // counts no visit
+  } else {
+    deps.metrics.redirect('hit')
     visit(deps, req, code)
     // One writeHead with a flat header list: only the request id varies.
     res.writeHead(302, ['location', location, NO_STORE[0], NO_STORE[1], 'content-length', '0', 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
@@ -68,22 +74,33 @@ export function serveCached(deps: Deps, req: IncomingMessage, res: ServerRespons
 export function redirect(ctx: Ctx): Reply | Promise<Reply> {
   const code = ctx.param
   if (!isShortCode(code)) throw linkNotFound()
-  const { cache } = ctx.deps
+  const { cache, metrics } = ctx.deps
   const cached = cache.get(code)
-  if (cached === MISSING) throw linkNotFound()
-  if (cached === EXPIRED) throw linkExpired()
-  if (cached !== undefined) return found(ctx, code, cached)
+  if (cached === MISSING) throw unknown(metrics)
+  if (cached === EXPIRED) throw expired(metrics)
+  if (cached !== undefined) return found(ctx, code, cached, 'hit')
   const epoch = cache.epoch
   // The epoch is taken before the batch is sent, so a write in between keeps its result out.
   return ctx.deps.locations.load(code).then((target: Target | undefined) => {
     cache.set(code, target?.location, epoch, target?.expiresAt ?? NO_EXPIRY)
-    if (target === undefined) throw linkNotFound()
-    if (target.expiresAt <= Date.now()) throw linkExpired()
-    return found(ctx, code, target.location)
+    if (target === undefined) throw unknown(metrics)
+    if (target.expiresAt <= Date.now()) throw expired(metrics)
+    return found(ctx, code, target.location, 'miss')
   })
 }
 
-function found(ctx: Ctx, code: string, location: string): Reply {
+function unknown(metrics: Metrics): HttpError {
+  metrics.redirect('unknown')
+  return linkNotFound()
+}
+
+function expired(metrics: Metrics): HttpError {
+  metrics.redirect('expired')
+  return linkExpired()
+}
+
+function found(ctx: Ctx, code: string, location: string, outcome: 'hit' | 'miss'): Reply {
+  ctx.deps.metrics.redirect(outcome)
   visit(ctx.deps, ctx.req, code)
   return { status: 302, headers: { location, [NO_STORE[0]]: NO_STORE[1] } }
 }

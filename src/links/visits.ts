@@ -10,9 +10,10 @@
 import { hash } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { BlockList } from 'node:net'
-import type { Sql } from '../db/index.js'
+import { isConnectionError, type Sql } from '../db/index.js'
 import type { WriteHealth } from '../health.js'
 import type { Logger } from '../log.js'
+import type { Metrics } from '../metrics.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { isBot } from './bots.js'
 import { DIRECT, OTHER, referrerHost } from './referrer.js'
@@ -59,6 +60,8 @@ export interface VisitOptions {
   trustProxy: BlockList | undefined
   /** told how each flush went, for /healthz */
   writes?: WriteHealth
+  /** told how long each flush took, and of flushes the database refused */
+  metrics?: Pick<Metrics, 'visitFlush' | 'databaseError'>
 }
 
 export class VisitCounter {
@@ -91,6 +94,13 @@ export class VisitCounter {
 
   start(): void {
     this.#timer = setInterval(() => void this.flush(), this.options.flushMs).unref()
+  }
+
+  /** Visits counted and not yet written. */
+  get waiting(): number {
+    let n = this.#codes.length
+    for (const p of this.#pending.values()) n += p.count
+    return n
   }
 
   /** A GET redirect served. The hot path: appends, nothing else. */
@@ -195,11 +205,14 @@ export class VisitCounter {
       this.#visitorsDropped = false
       this.log.warn('too many visitors waited for a flush; some were not counted as unique')
     }
+    const started = performance.now()
     try {
       await writeVisitBatch(this.sql, await this.#toRows(batch))
       this.options.writes?.record(true)
+      this.options.metrics?.visitFlush((performance.now() - started) / 1000)
     } catch (err) {
       this.options.writes?.record(false)
+      if (isConnectionError(err)) this.options.metrics?.databaseError()
       this.log.warn('visit flush failed; keeping the counts for the next one', { err, codes: batch.size })
       this.#putBack(batch)
     }

@@ -86,6 +86,10 @@ export class KdfPool {
     return this.#queue.size
   }
 
+  get running(): number {
+    return this.#slots.filter((s) => s.busy !== undefined).length
+  }
+
   /** The usual time of a derivation of this cost, once one has run. */
   typicalMs(cost: string): number | undefined {
     return this.#costs.get(cost)

@@ -1,0 +1,146 @@
+// Prometheus metrics (issue 12): what the service is doing, for an operator's scraper. The hot
+// path pays for a counter and a histogram bucket; everything that is a state (cache size, visits
+// waiting, hashes running) is read only when scraped. Served on its own listener (METRICS_PORT,
+// see metrics-server.ts), never on the public port.
+import client from 'prom-client'
+
+export type RedirectOutcome = 'hit' | 'miss' | 'unknown' | 'expired' | 'disabled'
+const OUTCOMES: readonly RedirectOutcome[] = ['hit', 'miss', 'unknown', 'expired', 'disabled']
+
+export interface Metrics {
+  /** false: every call below does nothing, and requests are not timed for it */
+  readonly enabled: boolean
+  /** one answered request: its route pattern ("GET /r/:code", or "unmatched") */
+  request(route: string, status: number, seconds: number): void
+  redirect(outcome: RedirectOutcome): void
+  /** a query that failed because the database could not be reached */
+  databaseError(): void
+  poolReplaced(): void
+  visitFlush(seconds: number): void
+}
+
+export const NO_METRICS: Metrics = Object.freeze({
+  enabled: false,
+  request() {},
+  redirect() {},
+  databaseError() {},
+  poolReplaced() {},
+  visitFlush() {},
+})
+
+/** States read at scrape time. */
+export interface Gauges {
+  cache(): { entries: number; bytes: number; evictions: number }
+  visitsWaiting(): number
+  hashes(): { running: number; waiting: number }
+  database(): { poolMax: number; waiting: number }
+}
+
+// Seconds: a cached redirect takes tens of microseconds, a login a few hundred milliseconds.
+const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+const PREFIX = 'link_service_'
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const
+
+export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: client.Registry } {
+  const registry = new client.Registry()
+  // The process defaults keep their usual names (process_cpu_seconds_total, nodejs_heap_size_used_bytes...).
+  client.collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+
+  const requests = new client.Counter({
+    name: `${PREFIX}http_requests_total`,
+    help: 'Answered requests by route pattern and status class.',
+    labelNames: ['route', 'status_class'],
+    registers,
+  })
+  const durations = new client.Histogram({
+    name: `${PREFIX}http_request_duration_seconds`,
+    help: 'Time from the request to its answer, by route pattern.',
+    labelNames: ['route'],
+    buckets: DURATION_BUCKETS,
+    registers,
+  })
+  const denials = new client.Counter({
+    name: `${PREFIX}rate_limit_denials_total`,
+    help: 'Requests answered 429 by route pattern (request rate, failed-login backoff).',
+    labelNames: ['route'],
+    registers,
+  })
+  const redirects = new client.Counter({
+    name: `${PREFIX}redirects_total`,
+    help: 'Redirect requests by outcome: hit (from the cache), miss (read from the database), unknown, expired, disabled.',
+    labelNames: ['outcome'],
+    registers,
+  })
+  for (const outcome of OUTCOMES) redirects.inc({ outcome }, 0) // every outcome shows, at 0 until seen
+  const dbErrors = new client.Counter({
+    name: `${PREFIX}db_errors_total`,
+    help: 'Database operations that failed because the database could not be reached.',
+    registers,
+  })
+  const poolReplacements = new client.Counter({
+    name: `${PREFIX}db_pool_replacements_total`,
+    help: 'Times the connection pool stopped answering while the database answered, and was replaced.',
+    registers,
+  })
+  const flushes = new client.Histogram({
+    name: `${PREFIX}visit_flush_duration_seconds`,
+    help: 'Time each write of counted visits to the database took.',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers,
+  })
+
+  const gauge = (name: string, help: string, read: () => number) =>
+    new client.Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      registers,
+      collect() {
+        this.set(read())
+      },
+    })
+  gauge('redirect_cache_entries', 'Codes held by the redirect cache.', () => gauges.cache().entries)
+  gauge('redirect_cache_bytes', 'Bytes the redirect cache counts against CACHE_MAX_BYTES.', () => gauges.cache().bytes)
+  new client.Counter({
+    name: `${PREFIX}redirect_cache_evictions_total`,
+    help: 'Entries the redirect cache dropped to stay within CACHE_MAX_BYTES.',
+    registers,
+    collect() {
+      this.reset()
+      this.inc(gauges.cache().evictions)
+    },
+  })
+  gauge('visits_waiting', 'Visits counted in memory, waiting for the next flush.', () => gauges.visitsWaiting())
+  gauge('password_hashes_running', 'Password hashes being computed on the KDF threads.', () => gauges.hashes().running)
+  gauge('password_hashes_waiting', 'Password hashes waiting for a KDF thread.', () => gauges.hashes().waiting)
+  gauge('db_pool_max_connections', 'Connections the database pool may open.', () => gauges.database().poolMax)
+  gauge('db_requests_waiting', 'Requests waiting on the database now.', () => gauges.database().waiting)
+
+  // Children bound once per route: the hot path does no label lookup by name.
+  const byRoute = new Map<string, { count: client.Counter<string>[]; duration: client.Histogram<string>; denied: client.Counter<string> }>()
+  const boundFor = (route: string) => {
+    let bound = byRoute.get(route)
+    if (bound === undefined) {
+      const count = STATUS_CLASSES.map((c) => requests.labels(route, c)) as unknown as client.Counter<string>[]
+      bound = { count, duration: durations.labels(route) as unknown as client.Histogram<string>, denied: denials.labels(route) as unknown as client.Counter<string> }
+      byRoute.set(route, bound)
+    }
+    return bound
+  }
+  const outcome = new Map(OUTCOMES.map((o) => [o, redirects.labels(o)]))
+
+  const metrics: Metrics = {
+    enabled: true,
+    request(route, status, seconds) {
+      const bound = boundFor(route)
+      bound.count[Math.min(Math.max(Math.floor(status / 100), 1), 5) - 1]!.inc()
+      bound.duration.observe(seconds)
+      if (status === 429) bound.denied.inc()
+    },
+    redirect: (o) => outcome.get(o)!.inc(),
+    databaseError: () => dbErrors.inc(),
+    poolReplaced: () => poolReplacements.inc(),
+    visitFlush: (seconds) => flushes.observe(seconds),
+  }
+  return { metrics, registry }
+}
