@@ -33,13 +33,14 @@ async function waitFor(lines: Line[], check: (lines: Line[]) => boolean, ms = 15
 if (process.env.DATABASE_URL === undefined) {
   process.stdout.write('workers.test: not run: WORKERS > 1 needs DATABASE_URL (npm test runs it in .ci/run)\n')
 } else {
-  const test = suite<{ child: ChildProcess; lines: Line[]; port: number }>('WORKERS=2')
+  const test = suite<{ child: ChildProcess; lines: Line[]; port: number; metricsPort: number }>('WORKERS=2')
 
   test.before(async (ctx) => {
     ctx.port = await freePort()
+    ctx.metricsPort = await freePort()
     ctx.lines = []
     ctx.child = spawn(process.execPath, [SERVER], {
-      env: { ...process.env, WORKERS: '2', PORT: String(ctx.port), HOST: '127.0.0.1', ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1' },
+      env: { ...process.env, WORKERS: '2', PORT: String(ctx.port), METRICS_PORT: String(ctx.metricsPort), HOST: '127.0.0.1', ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1' },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let buffered = ''
@@ -64,6 +65,19 @@ if (process.env.DATABASE_URL === undefined) {
       await res.text()
     }
     await waitFor(lines, (ls) => new Set(ls.filter((l) => l.msg === 'request').map((l) => l.pid)).size === 2)
+  })
+
+  // Issue 12 §4: with WORKERS > 1 the primary serves the metrics, summed over the workers.
+  test('the primary serves METRICS_PORT with the requests of both workers added up', async ({ lines, metricsPort, port }) => {
+    const pids = new Set(lines.filter((l) => l.msg === 'request' && l.path === '/healthz').map((l) => l.pid))
+    assert.is(pids.size, 2, 'both workers answered /healthz in the test before')
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+    assert.is(res.status, 200)
+    const text = await res.text()
+    const line = text.split('\n').find((l) => l.startsWith('link_service_http_requests_total{route="GET /healthz",status_class="2xx"} '))
+    assert.ok(line !== undefined, 'the series is there')
+    assert.is(Number(line!.slice(line!.lastIndexOf(' ') + 1)), 20, 'the 20 answers of the test before, from both workers')
+    assert.is((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'not on the public port')
   })
 
   test('a worker that dies is restarted', async ({ lines }) => {
