@@ -132,7 +132,7 @@ export function createApp(deps: Deps): App {
     if (handlerRoute.auth) {
       // Whatever an authenticated route answers is about one account: no cache may keep it.
       base['cache-control'] = 'no-store'
-      ctx.session = await deadline.run(authenticate(deps.sql, bearerToken(req)))
+      ctx.session = await deadline.run(authenticate(deps.sql, deps.sessions, bearerToken(req)))
     }
     // The body arrives at the client's pace: that is the request timeout's business, not this one's.
     if (handlerRoute.body === 'json') ctx.body = await readJson(req)

@@ -40,6 +40,8 @@ export interface Config {
   dbTimeoutMs: number
   /** how long cached redirects may be served while the change feed is down */
   cacheStaleMs: number
+  /** how long a checked session may be trusted without reading it again (0: read every time) */
+  sessionCacheMs: number
   /** the Prometheus listener's port (undefined: no metrics) and address */
   metricsPort: number | undefined
   metricsHost: string
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     dbTimeoutMs: int(env, 'DB_TIMEOUT_MS', 5_000, 100, 60_000),
     cacheStaleMs: int(env, 'CACHE_STALE_MS', 30_000, 0, 3_600_000),
+    sessionCacheMs: int(env, 'SESSION_CACHE_MS', 30_000, 0, 300_000),
     metricsPort,
     metricsHost: nonEmpty(env.METRICS_HOST) ?? '127.0.0.1',
   })

@@ -1,5 +1,6 @@
 // What a handler receives: the request, its route parameter, parsed body, session and the deps.
 import type { IncomingMessage } from 'node:http'
+import type { SessionCache } from './auth/session-cache.js'
 import type { Session } from './auth/sessions.js'
 import type { Config } from './config.js'
 import type { Sql } from './db/index.js'
@@ -23,6 +24,8 @@ export interface Deps {
   baseUrl: string
   limiter: Limiter
   cache: RedirectCache
+  /** sessions checked lately, so that most authenticated requests need no read of their own */
+  sessions: SessionCache
   /** cache misses of the redirect path, batched per event-loop turn */
   locations: LocationLoader
   visits: VisitCounter

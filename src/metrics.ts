@@ -33,7 +33,7 @@ export interface Gauges {
   cache(): { entries: number; bytes: number; evictions: number }
   visitsWaiting(): number
   hashes(): { running: number; waiting: number }
-  database(): { poolMax: number; waiting: number }
+  database(): { poolMax: number; waiting: number; statements: number }
 }
 
 // Seconds: a cached redirect takes tens of microseconds, a login a few hundred milliseconds.
@@ -99,22 +99,26 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
         this.set(read())
       },
     })
+  /** A counter kept elsewhere, read when scraped. */
+  const total = (name: string, help: string, read: () => number) =>
+    new client.Counter({
+      name: `${PREFIX}${name}`,
+      help,
+      registers,
+      collect() {
+        this.reset()
+        this.inc(read())
+      },
+    })
   gauge('redirect_cache_entries', 'Codes held by the redirect cache.', () => gauges.cache().entries)
   gauge('redirect_cache_bytes', 'Bytes the redirect cache counts against CACHE_MAX_BYTES.', () => gauges.cache().bytes)
-  new client.Counter({
-    name: `${PREFIX}redirect_cache_evictions_total`,
-    help: 'Entries the redirect cache dropped to stay within CACHE_MAX_BYTES.',
-    registers,
-    collect() {
-      this.reset()
-      this.inc(gauges.cache().evictions)
-    },
-  })
+  total('redirect_cache_evictions_total', 'Entries the redirect cache dropped to stay within CACHE_MAX_BYTES.', () => gauges.cache().evictions)
   gauge('visits_waiting', 'Visits counted in memory, waiting for the next flush.', () => gauges.visitsWaiting())
   gauge('password_hashes_running', 'Password hashes being computed on the KDF threads.', () => gauges.hashes().running)
   gauge('password_hashes_waiting', 'Password hashes waiting for a KDF thread.', () => gauges.hashes().waiting)
   gauge('db_pool_max_connections', 'Connections the database pool may open.', () => gauges.database().poolMax)
   gauge('db_requests_waiting', 'Requests waiting on the database now.', () => gauges.database().waiting)
+  total('db_statements_total', 'Statements sent to the database (each a round trip, or part of a transaction of them).', () => gauges.database().statements)
 
   // Children bound once per route: the hot path does no label lookup by name.
   const byRoute = new Map<string, { count: client.Counter<string>[]; duration: client.Histogram<string>; denied: client.Counter<string> }>()

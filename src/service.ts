@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client'
 import type { Duplex } from 'node:stream'
 import type { AddressInfo, Socket } from 'node:net'
 import { createApp, type App } from './app.js'
+import { SessionCache } from './auth/session-cache.js'
 import { deleteExpiredSessions } from './auth/sessions.js'
 import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
@@ -73,9 +74,10 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     if (applied.length > 0) log.info('migrations applied', { versions: applied })
 
     const cache = new RedirectCache(config.cacheMaxBytes, config.negativeCacheMs)
+    const sessions = new SessionCache(config.sessionCacheMs)
     // Several nodes may share a real database: they learn of each other's link writes by NOTIFY,
     // and share the rate limit's buckets. The embedded database has one process only.
-    const feed = db.url === undefined ? undefined : new LinkChangeFeed(db.url, cache, log, config.cacheStaleMs)
+    const feed = db.url === undefined ? undefined : new LinkChangeFeed(db.url, cache, sessions, log, config.cacheStaleMs)
     if (feed !== undefined) {
       started.push(() => feed.stop())
       await feed.start()
@@ -94,7 +96,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         cache: () => ({ entries: cache.size, bytes: cache.bytes, evictions: cache.evictions }),
         visitsWaiting: () => visits.waiting,
         hashes: () => ({ running: passwords.pool.running, waiting: passwords.pool.waiting }),
-        database: () => ({ poolMax: db.poolMax, waiting: Deadline.waiting }),
+        database: () => ({ poolMax: db.poolMax, waiting: Deadline.waiting, statements: db.statements() }),
       }))
     }
     const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, writes, metrics })
@@ -119,6 +121,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       baseUrl: '', // set once the port is known
       limiter,
       cache,
+      sessions,
       locations: new LocationLoader(db.sql),
       visits,
       writes,

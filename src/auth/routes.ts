@@ -33,6 +33,8 @@ export async function login(ctx: Ctx): Promise<Reply> {
 }
 
 export async function logout(ctx: Ctx): Promise<Reply> {
-  await deleteSession(ctx.deps.sql, sessionOf(ctx).tokenHash)
+  const session = sessionOf(ctx)
+  await deleteSession(ctx.deps.sql, session.tokenHash)
+  ctx.deps.sessions.forgetUser(session.userId)
   return noContent()
 }

@@ -1,5 +1,6 @@
-// /api/v1/auth/sessions (issue 10): a user's live sessions, and ending them. Sessions are read
-// from the database on every request, so an ended one gets 401 at once, on every node.
+// /api/v1/auth/sessions (issue 10): a user's live sessions, and ending them. An ended session gets
+// 401 at once on this node (its cached sessions are forgotten before the answer) and on the others
+// as soon as the change feed brings the database's notice (session-cache.ts).
 import { sessionOf, type Ctx } from '../context.js'
 import { sessionNotFound } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
@@ -26,6 +27,7 @@ export async function removeSession(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   if (!SESSION_ID.test(ctx.param)) throw sessionNotFound()
   if (!(await deleteSessionById(ctx.deps.sql, session.userId, ctx.param))) throw sessionNotFound()
+  ctx.deps.sessions.forgetUser(session.userId)
   return noContent()
 }
 
@@ -33,5 +35,6 @@ export async function removeSession(ctx: Ctx): Promise<Reply> {
 export async function removeOtherSessions(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   await deleteOtherSessions(ctx.deps.sql, session.userId, session.tokenHash)
+  ctx.deps.sessions.forgetUser(session.userId)
   return noContent()
 }

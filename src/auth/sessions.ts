@@ -6,6 +6,9 @@ export interface Session {
   userId: string
 }
 
+/** Where the database announces ended sessions, with the user's id (sql/0006_fewer_round_trips.sql). */
+export const SESSION_CHANNEL = 'session_ended'
+
 export interface NewSession {
   created_at: Date
   expires_at: Date
@@ -32,20 +35,22 @@ export async function insertSession(
 }
 
 /**
- * The live session for a token digest; an expired one is removed when presented (spec §3). Its
- * last_used_at is written at most once a minute, so that most requests only read.
+ * The live session for a token digest and how long it has left (ms, by the database clock); an
+ * expired one is removed when presented (spec §3). Its last_used_at is written at most once a
+ * minute, so that most requests only read.
  */
-export async function findSession(sql: Sql, tokenHash: Buffer): Promise<Session | undefined> {
-  const [row] = await sql<{ user_id: string; live: boolean; stale: boolean }[]>`
-    select user_id, now() <= expires_at as live, last_used_at < now() - interval '1 minute' as stale
+export async function findSession(sql: Sql, tokenHash: Buffer): Promise<{ session: Session; leftMs: number } | undefined> {
+  const [row] = await sql<{ user_id: string; left_ms: number; stale: boolean }[]>`
+    select user_id, extract(epoch from expires_at - now())::float8 * 1000 as left_ms,
+           last_used_at < now() - interval '1 minute' as stale
     from sessions where token_hash = ${tokenHash}`
   if (row === undefined) return undefined
-  if (!row.live) {
+  if (row.left_ms < 0) {
     await sql`delete from sessions where token_hash = ${tokenHash}`
     return undefined
   }
   if (row.stale) await sql`update sessions set last_used_at = now() where token_hash = ${tokenHash}`
-  return { tokenHash, userId: row.user_id }
+  return { session: { tokenHash, userId: row.user_id }, leftMs: row.left_ms }
 }
 
 export async function deleteSession(sql: Sql, tokenHash: Buffer): Promise<void> {

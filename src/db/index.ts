@@ -18,6 +18,8 @@ export interface Database {
   url: string | undefined
   /** connections the pool may open */
   poolMax: number
+  /** statements sent since start (each is a round trip, or rides one: a metric, and tests count them) */
+  statements(): number
   close(timeoutSeconds?: number): Promise<void>
 }
 
@@ -42,21 +44,31 @@ export async function openDatabase(
   timeoutMs = 5_000,
   onPoolReplaced: () => void = () => {},
 ): Promise<Database> {
+  let statements = 0
+  const count = { debug: () => void statements++ }
   if (databaseUrl !== undefined) {
     const pool = openPool(databaseUrl, {
       ...common,
+      ...count,
       connection: { ...common.connection, idle_in_transaction_session_timeout: timeoutMs },
       max: POOL_MAX,
       idle_timeout: 60,
       // A refused or silent server fails the waiting queries instead of queueing them for long.
       connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
     }, onPoolReplaced)
-    return { sql: pool.sql, embedded: false, url: databaseUrl, poolMax: POOL_MAX, close: (timeout = 5) => pool.close(timeout) }
+    return {
+      sql: pool.sql,
+      embedded: false,
+      url: databaseUrl,
+      poolMax: POOL_MAX,
+      statements: () => statements,
+      close: (timeout = 5) => pool.close(timeout),
+    }
   }
-  return openEmbedded(dataDir)
+  return openEmbedded(dataDir, count, () => statements)
 }
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, count: { debug: () => void }, statements: () => number): Promise<Database> {
   // Loaded only when needed: the WASM build is large and a real deployment never touches it.
   const { PGlite } = await import('@electric-sql/pglite')
   const { NodeFS } = await import('@electric-sql/pglite/nodefs')
@@ -97,12 +109,13 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     throw err
   }
   // PGlite runs one query at a time; one connection keeps transactions from interleaving.
-  const sql = postgres({ ...common, path: socketPath, max: 1, user: 'postgres', database: 'postgres' })
+  const sql = postgres({ ...common, ...count, path: socketPath, max: 1, user: 'postgres', database: 'postgres' })
   return {
     sql,
     embedded: true,
     url: undefined,
     poolMax: 1,
+    statements,
     async close(timeout = 5) {
       await sql.end({ timeout })
       await server.stop()

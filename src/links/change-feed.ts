@@ -1,9 +1,12 @@
-// Cross-node cache invalidation: LISTEN link_changed on a dedicated connection. While that
-// connection is down the cache stores nothing new and keeps what it has for at most
-// CACHE_STALE_MS (hot codes redirect through a database outage); when the feed is back, the
-// cache starts again from empty, so a notification lost meanwhile leaves nothing stale behind.
+// Cross-node cache invalidation: LISTEN on a dedicated connection for changed links and ended
+// sessions. While that connection is down the redirect cache stores nothing new and keeps what it
+// has for at most CACHE_STALE_MS (hot codes redirect through a database outage), and the session
+// cache is off at once (a revocation must not wait); when the feed is back, both start again from
+// empty, so a notification lost meanwhile leaves nothing stale behind.
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
+import type { SessionCache } from '../auth/session-cache.js'
+import { SESSION_CHANNEL } from '../auth/sessions.js'
 import type { Logger } from '../log.js'
 import { LINK_CHANNEL } from './queries.js'
 import type { RedirectCache } from './redirect-cache.js'
@@ -24,6 +27,7 @@ export class LinkChangeFeed {
   constructor(
     url: string,
     readonly cache: RedirectCache,
+    readonly sessions: SessionCache,
     readonly log: Logger,
     readonly staleMs: number = 0,
   ) {
@@ -36,8 +40,9 @@ export class LinkChangeFeed {
       connect_timeout: 5,
       onnotice: () => {},
       connection: { application_name: this.applicationName },
-      onnotify: (channel: string, code: string) => {
-        if (channel === LINK_CHANNEL) cache.invalidate(code)
+      onnotify: (channel: string, payload: string) => {
+        if (channel === LINK_CHANNEL) cache.invalidate(payload)
+        else if (channel === SESSION_CHANNEL) sessions.forgetUser(payload)
       },
       onclose: () => this.#lost('connection closed'),
     }
@@ -51,16 +56,19 @@ export class LinkChangeFeed {
   /** Resolves once listening (or throws); later losses are retried in the background. */
   async start(): Promise<void> {
     this.cache.setEnabled(false)
+    this.sessions.setEnabled(false)
     await this.#listen()
     this.#heartbeat = setInterval(() => void this.#check(), HEARTBEAT_MS).unref()
   }
 
   async #listen(): Promise<void> {
-    await this.#sql`listen link_changed`
+    await this.#sql`listen ${this.#sql(LINK_CHANNEL)}`
+    await this.#sql`listen ${this.#sql(SESSION_CHANNEL)}`
     this.#listening = true
     this.#backoffMs = 100
     // Anything may have changed while we were not listening: start from empty.
     this.cache.setEnabled(true)
+    this.sessions.setEnabled(true)
   }
 
   /**
@@ -88,6 +96,7 @@ export class LinkChangeFeed {
   #lost(why: string): void {
     if (this.#stopped) return
     this.cache.hold(this.staleMs)
+    this.sessions.setEnabled(false)
     if (!this.#listening && this.#retry !== undefined) return
     this.#listening = false
     this.log.warn('link change feed lost; cached redirects served for a bounded time, nothing new cached', { why, stale_ms: this.staleMs })

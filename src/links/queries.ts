@@ -22,37 +22,40 @@ const columns = (sql: Sql | Tx) =>
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user'
 
 /**
- * Creates a link under the owner's row lock, so the cap holds under any concurrency.
- * A requested code that exists, live or deleted, is 'taken'; a generated one is retried.
+ * Creates a link in one round trip (create_link in sql/0006_fewer_round_trips.sql): under the
+ * owner's row lock, so the cap holds under any concurrency. A requested code that exists, live or
+ * deleted, is 'taken'; generated ones are tried in turn.
  */
-export function insertLink(
+export async function insertLink(
   sql: Sql,
   userId: string,
   link: { url: string; location: string; code?: string; expiresAt: Date | null },
   maxLinks: number,
 ): Promise<CreateResult> {
-  return sql.begin(async (tx): Promise<CreateResult> => {
-    const [owner] = await tx`select 1 from users where id = ${userId} for update`
-    if (owner === undefined) return 'no-user'
-    const [{ n } = { n: 0 }] = await tx<{ n: number }[]>`
-      select count(*)::int as n from links where user_id = ${userId} and deleted_at is null`
-    if (n >= maxLinks) return 'limit'
-    for (let attempt = 1; ; attempt++) {
-      const code = link.code ?? generateCode()
-      const [row] = await tx<LinkRow[]>`
-        insert into links (code, user_id, url, location, expires_at)
-        values (${code}, ${userId}, ${link.url}, ${link.location}, ${link.expiresAt})
-        on conflict (code) do nothing
-        returning ${columns(tx)}`
-      if (row !== undefined) {
-        // A node may remember this code as unknown: tell it to forget.
-        await tx`select pg_notify(${LINK_CHANNEL}, ${code})`
-        return row
-      }
-      /* c8 ignore next -- 62^8 codes: five collisions in a row do not happen */
-      if (link.code !== undefined || attempt === GENERATE_ATTEMPTS) return 'taken'
-    }
-  })
+  const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
+  const [r] = await sql<CreatedRow[]>`
+    select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL})`
+  if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user'
+  return {
+    code: r!.r_code,
+    url: r!.r_url,
+    created_at: r!.r_created_at,
+    updated_at: r!.r_updated_at,
+    visits: r!.r_visits,
+    last_visited_at: r!.r_last_visited_at,
+    expires_at: r!.r_expires_at,
+  }
+}
+
+interface CreatedRow {
+  r_outcome: string
+  r_code: string
+  r_url: string
+  r_created_at: Date
+  r_updated_at: Date
+  r_visits: number
+  r_last_visited_at: Date | null
+  r_expires_at: Date | null
 }
 
 export function listLinks(sql: Sql, userId: string): Promise<LinkRow[]> {
@@ -74,32 +77,36 @@ export interface LinkChange {
   expiresAt?: Date | null
 }
 
-export function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | undefined> {
+/** One statement, so one round trip: the change and the notice to every node commit together. */
+export async function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | undefined> {
   const keepExpiry = change.expiresAt === undefined
-  return sql.begin(async (tx) => {
-    // updated_at moves forward by at least a millisecond, the precision clients see.
-    const [row] = await tx<LinkRow[]>`
+  // updated_at moves forward by at least a millisecond, the precision clients see.
+  const [row] = await sql<LinkRow[]>`
+    with changed as (
       update links set
         url = coalesce(${change.url?.url ?? null}::text, url),
         location = coalesce(${change.url?.location ?? null}::text, location),
         expires_at = case when ${keepExpiry}::boolean then expires_at else ${change.expiresAt ?? null}::timestamptz end,
         updated_at = greatest(now(), updated_at + interval '1 millisecond')
       where code = ${code} and user_id = ${userId} and deleted_at is null
-      returning ${columns(tx)}`
-    if (row !== undefined) await tx`select pg_notify(${LINK_CHANNEL}, ${code})`
-    return row
-  })
+      returning ${columns(sql)}
+    )
+    select changed.*, pg_notify(${LINK_CHANNEL}, changed.code)::text as notified from changed`
+  if (row === undefined) return undefined
+  const { notified: _, ...link } = row as LinkRow & { notified: unknown }
+  return link
 }
 
 /** Leaves a tombstone: the code answers 404 from now on and is never assigned again. */
-export function deleteLink(sql: Sql, userId: string, code: string): Promise<boolean> {
-  return sql.begin(async (tx) => {
-    const result = await tx`
+export async function deleteLink(sql: Sql, userId: string, code: string): Promise<boolean> {
+  const rows = await sql`
+    with gone as (
       update links set user_id = null, url = null, location = null, deleted_at = now()
-      where code = ${code} and user_id = ${userId} and deleted_at is null`
-    if (result.count === 1) await tx`select pg_notify(${LINK_CHANNEL}, ${code})`
-    return result.count === 1
-  })
+      where code = ${code} and user_id = ${userId} and deleted_at is null
+      returning code
+    )
+    select pg_notify(${LINK_CHANNEL}, gone.code) from gone`
+  return rows.length === 1
 }
 
 /** The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and the expiry. */

@@ -1,6 +1,7 @@
 // Account queries. HTTP stays out: a taken username is a result, not a status.
 import type { Sql } from '../db/index.js'
 import { isUniqueViolation } from '../db/index.js'
+import { LINK_CHANNEL } from '../links/queries.js'
 
 export interface UserRow {
   id: string
@@ -96,7 +97,7 @@ export async function deleteUser(sql: Sql, id: string): Promise<string[]> {
       update links set user_id = null, url = null, location = null, deleted_at = now()
       where user_id = ${id} and deleted_at is null
       returning code`
-    await tx`select pg_notify('link_changed', code) from unnest(${codes.map((c) => c.code)}::text[]) as code`
+    await tx`select pg_notify(${LINK_CHANNEL}, code) from unnest(${codes.map((c) => c.code)}::text[]) as code`
     await tx`delete from users where id = ${id}`
     return codes.map((c) => c.code)
   })

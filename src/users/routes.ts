@@ -44,6 +44,7 @@ export async function patchMe(ctx: Ctx): Promise<Reply> {
   const user = await updateUser(sql, session.userId, { displayName: change.displayName, password, session: session.tokenHash })
   if (user === 'gone') throw unauthorized() // deleted or logged out meanwhile
   if (user === 'stale') throw currentPasswordIncorrect() // another change came first
+  if (password !== undefined) ctx.deps.sessions.forgetUser(session.userId) // its other sessions ended
   return json(200, present(user))
 }
 
@@ -51,6 +52,7 @@ export async function deleteMe(ctx: Ctx): Promise<Reply> {
   const { userId } = sessionOf(ctx)
   await takeChangeAllowance(ctx.deps.buckets, userId, clientKey(ctx))
   const codes = await deleteUser(ctx.deps.sql, userId)
+  ctx.deps.sessions.forgetUser(userId)
   for (const code of codes) ctx.deps.cache.invalidate(code)
   return noContent()
 }
