@@ -24,7 +24,7 @@ import { errorReply, json, send, type Headers, type Reply } from './http/reply.j
 import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
-import { isPlainRedirect, redirect, REDIRECT_PREFIX, serveCached } from './links/redirect.js'
+import { redirect, REDIRECT_PREFIX, serveCached } from './links/redirect.js'
 import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
 import { getStats } from './links/stats.js'
 import { openApiReply } from './openapi.js'
@@ -177,17 +177,20 @@ export function createApp(deps: Deps): App {
   const listener: RequestListener = (req, res) => {
     // Node then sends Connection: close and ends the connection after this answer.
     if (draining) res.shouldKeepAlive = false
-    const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
     const path = pathOf(req.url ?? '/')
     const isRedirect = path.startsWith(REDIRECT_PREFIX)
     const logged = isRedirect ? logRedirects : logApi
     const timed = logged || metrics.enabled
     const started = timed ? performance.now() : 0
     // The hot path: answered synchronously, so its log line needs no 'finish' listener.
-    if (isRedirect && isPlainRedirect(req) && serveCached(deps, req, res, path.slice(REDIRECT_PREFIX.length), requestId)) {
-      if (timed) answered(req, path, REDIRECT_ROUTE, res.statusCode, started, requestId, logged)
-      return
+    if (isRedirect) {
+      const servedAs = serveCached(deps, req, res, path.slice(REDIRECT_PREFIX.length))
+      if (servedAs !== undefined) {
+        if (timed) answered(req, path, REDIRECT_ROUTE, res.statusCode, started, servedAs, logged)
+        return
+      }
     }
+    const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
     const base: Headers = { 'x-request-id': requestId }
     if (req.headers.origin !== undefined) addCorsHeaders(base)
     const route = { name: 'unmatched' }

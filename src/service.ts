@@ -189,13 +189,16 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
  * connections are ended with a FIN (Node's own closeIdleConnections destroys them, which resets a
  * client whose next request is already on its way); in-flight requests get `timeoutMs`.
  */
-async function stopAccepting(server: Server, app: App, conns: Connections, timeoutMs: number): Promise<void> {
+async function stopAccepting(server: Server, app: App, conns: Set<Socket>, timeoutMs: number): Promise<void> {
   app.drain()
   // Answers already under way end their connections too.
-  for (const res of conns.busy.values()) if (!res.headersSent) res.shouldKeepAlive = false
+  for (const socket of conns) {
+    const res = busyWith(socket)
+    if (res !== null && !res.headersSent) res.shouldKeepAlive = false
+  }
   // server.close() calls this too (Node 19+): with this override it ends gently, it never resets.
   server.closeIdleConnections = () => {
-    for (const socket of conns.all) if (!conns.busy.has(socket) && !socket.writableEnded) socket.end()
+    for (const socket of conns) if (busyWith(socket) === null && !socket.writableEnded) socket.end()
   }
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
   const timer = setTimeout(() => server.closeAllConnections(), timeoutMs)
@@ -203,22 +206,19 @@ async function stopAccepting(server: Server, app: App, conns: Connections, timeo
   clearTimeout(timer)
 }
 
-interface Connections {
-  all: Set<Socket>
-  /** those with a request in flight, and its response */
-  busy: Map<Socket, ServerResponse>
-}
-
-function trackSockets(server: Server): Connections {
+/** Every open connection of the server (a 'connection' listener: nothing per request). */
+function trackSockets(server: Server): Set<Socket> {
   const all = new Set<Socket>()
-  const busy = new Map<Socket, ServerResponse>()
   server.on('connection', (socket: Socket) => {
     all.add(socket)
     socket.once('close', () => all.delete(socket))
   })
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    busy.set(req.socket, res)
-    res.once('close', () => busy.delete(req.socket))
-  })
-  return { all, busy }
+  return all
 }
+
+/**
+ * The response a connection is answering now, if any. Node keeps it on the socket while it is
+ * assigned (`_httpMessage`, set by assignSocket and cleared by detachSocket): reading it at the
+ * drain spares the redirect path a listener per request.
+ */
+const busyWith = (socket: Socket): ServerResponse | null => (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null

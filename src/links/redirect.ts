@@ -9,7 +9,9 @@ import { NOSNIFF, prerender, sendPrerendered, type Reply } from '../http/reply.j
 import type { Target } from './location-loader.js'
 import { EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
 import type { Metrics } from '../metrics.js'
+import { requestIdFor } from '../http/request-id.js'
 import { isShortCode } from './short-code.js'
+import type { Visitor } from './visits.js'
 
 /** The path prefix of every redirect. */
 export const REDIRECT_PREFIX = '/r/'
@@ -20,40 +22,89 @@ export const shortUrl = (baseUrl: string, code: string): string => `${baseUrl}${
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
 const NO_STORE = ['cache-control', 'no-store'] as const
 
+// What the hot path reads of a request, from its raw headers in one pass. Node builds
+// req.headers (an object, every name lower-cased) only when asked for it; the hot path never asks.
+const seen = {
+  host: false,
+  requestId: undefined as string | undefined,
+  visitor: { userAgent: undefined, referer: undefined, forwardedFor: undefined, peer: undefined } as Visitor,
+}
+
 /**
- * A GET|HEAD that the general checks would all pass: no CORS, no body, Host present, no Expect.
- * Such requests may skip dispatch and be answered straight from the cache.
+ * Reads a GET|HEAD's headers into `seen`; false when the general checks have something to say:
+ * CORS (Origin), a body, Expect, no Host, or a header this path reads given twice (Node would
+ * join or drop the repeats: the general path, which reads req.headers, decides then).
  */
-export function isPlainRedirect(req: IncomingMessage): boolean {
-  const h = req.headers
-  return (
-    (req.method === 'GET' || req.method === 'HEAD') &&
-    h.origin === undefined &&
-    h.host !== undefined &&
-    h.expect === undefined &&
-    h['content-length'] === undefined &&
-    h['transfer-encoding'] === undefined
-  )
+function readPlain(req: IncomingMessage): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false
+  const raw = req.rawHeaders
+  const v = seen.visitor
+  seen.host = false
+  seen.requestId = v.userAgent = v.referer = v.forwardedFor = undefined
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!
+    const value = raw[i + 1]!
+    switch (name.length) {
+      case 4: // Host
+        if (name.toLowerCase() !== 'host') break
+        if (seen.host) return false
+        seen.host = true
+        break
+      case 6: // Origin, Expect
+        if (name.toLowerCase() === 'origin' || name.toLowerCase() === 'expect') return false
+        break
+      case 7: // Referer
+        if (name.toLowerCase() !== 'referer') break
+        if (v.referer !== undefined) return false
+        v.referer = value
+        break
+      case 10: // User-Agent
+        if (name.toLowerCase() !== 'user-agent') break
+        if (v.userAgent !== undefined) return false
+        v.userAgent = value
+        break
+      case 12: // X-Request-Id
+        if (name.toLowerCase() !== 'x-request-id') break
+        if (seen.requestId !== undefined) return false
+        seen.requestId = value
+        break
+      case 14: // Content-Length
+        if (name.toLowerCase() === 'content-length') return false
+        break
+      case 15: // X-Forwarded-For
+        if (name.toLowerCase() !== 'x-forwarded-for') break
+        if (v.forwardedFor !== undefined) return false
+        v.forwardedFor = value
+        break
+      case 17: // Transfer-Encoding
+        if (name.toLowerCase() === 'transfer-encoding') return false
+        break
+    }
+  }
+  return seen.host
 }
 
 /** A redirect served to a GET counts as a visit; a HEAD is not a visit. */
-function visit(deps: Deps, req: IncomingMessage, code: string): void {
-  if (req.method === 'GET') deps.visits.record(code, req)
+function visit(deps: Deps, req: IncomingMessage, code: string, visitor: Visitor): void {
+  if (req.method !== 'GET') return
+  visitor.peer = req.socket.remoteAddress
+  deps.visits.record(code, visitor)
 }
 
 const NOT_FOUND = prerender(linkNotFound())
 const GONE = prerender(linkExpired())
 
 /**
- * The hot path, for a plain request (see isPlainRedirect): answers from the cache and returns
- * true, or returns false when the cache does not know the code (or it is malformed), and the
- * app dispatches the request to `redirect`.
+ * The hot path, for a request to `{REDIRECT_PREFIX}{code}`: answers a plain one (see readPlain)
+ * whose code the cache knows, and returns the request id it answered with. Undefined when it
+ * cannot: the app then dispatches the request, which ends in `redirect` below.
  */
-export function serveCached(deps: Deps, req: IncomingMessage, res: ServerResponse, code: string, requestId: string): boolean {
+export function serveCached(deps: Deps, req: IncomingMessage, res: ServerResponse, code: string): string | undefined {
   // Anything but a well-formed code (including "/r/" and "/r/a/b") takes the general path.
-  if (!isShortCode(code)) return false
+  if (!isShortCode(code)) return undefined
   const location = deps.cache.get(code)
-  if (location === undefined) return false
+  if (location === undefined || !readPlain(req)) return undefined
+  const requestId = requestIdFor(seen.requestId)
   if (location === MISSING) {
     deps.metrics.redirect('unknown')
     sendPrerendered(res, NOT_FOUND, requestId)
@@ -62,12 +113,12 @@ export function serveCached(deps: Deps, req: IncomingMessage, res: ServerRespons
     sendPrerendered(res, GONE, requestId) // counts no visit
   } else {
     deps.metrics.redirect('hit')
-    visit(deps, req, code)
+    visit(deps, req, code, seen.visitor)
     // One writeHead with a flat header list: only the request id varies.
     res.writeHead(302, ['location', location, NO_STORE[0], NO_STORE[1], 'content-length', '0', 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
     res.end()
   }
-  return true
+  return requestId
 }
 
 /** The general path: the cache, else one batched primary-key read (see location-loader.ts). */
@@ -101,6 +152,8 @@ function expired(metrics: Metrics): HttpError {
 
 function found(ctx: Ctx, code: string, location: string, outcome: 'hit' | 'miss'): Reply {
   ctx.deps.metrics.redirect(outcome)
-  visit(ctx.deps, ctx.req, code)
+  const h = ctx.req.headers
+  // Node joins a repeated X-Forwarded-For with ", ": a string, like every header but Set-Cookie.
+  visit(ctx.deps, ctx.req, code, { userAgent: h['user-agent'], referer: h.referer, forwardedFor: h['x-forwarded-for'] as string | undefined, peer: undefined })
   return { status: 302, headers: { location, [NO_STORE[0]]: NO_STORE[1] } }
 }

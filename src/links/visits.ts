@@ -8,7 +8,6 @@
 // done in bulk when the arrays are folded (every FOLD_EVERY visits, and at each flush), once per
 // distinct string: the cached redirect keeps its rate (docs/performance.md).
 import { hash } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
 import type { BlockList } from 'node:net'
 import { isConnectionError, type Sql } from '../db/index.js'
 import type { WriteHealth } from '../health.js'
@@ -64,6 +63,16 @@ export interface VisitOptions {
   metrics?: Pick<Metrics, 'visitFlush' | 'databaseError'>
 }
 
+/** What a visit keeps of its request: read by whoever holds the request (redirect.ts). */
+export interface Visitor {
+  userAgent: string | undefined
+  referer: string | undefined
+  /** X-Forwarded-For, when given */
+  forwardedFor: string | undefined
+  /** the connection's peer address */
+  peer: string | undefined
+}
+
 export class VisitCounter {
   // The raw visits since the last fold, one array per fact.
   #codes: string[] = []
@@ -71,13 +80,13 @@ export class VisitCounter {
   #agents: Array<string | undefined> = []
   #referers: Array<string | undefined> = []
   #peers: Array<string | undefined> = []
-  #forwarded: Array<string | string[] | undefined> = []
+  #forwarded: Array<string | undefined> = []
 
   #pending = new Map<string, Pending>()
   readonly #memo = {
     bots: new Map<string | undefined, boolean>(),
     hosts: new Map<string | undefined, string>(),
-    addresses: new Map<string | undefined, Map<string | string[] | undefined, string>>(),
+    addresses: new Map<string | undefined, Map<string | undefined, string>>(),
   }
   #visitors = 0
   #visitorsDropped = false
@@ -104,15 +113,14 @@ export class VisitCounter {
   }
 
   /** A GET redirect served. The hot path: appends, nothing else. */
-  record(code: string, req: IncomingMessage): void {
+  record(code: string, visitor: Visitor): void {
     this.#codes.push(code)
     this.#times.push(Date.now())
     if (this.options.stats) {
-      const h = req.headers
-      this.#agents.push(h['user-agent'])
-      this.#referers.push(h.referer)
-      this.#peers.push(req.socket.remoteAddress)
-      this.#forwarded.push(this.options.trustProxy === undefined ? undefined : h['x-forwarded-for'])
+      this.#agents.push(visitor.userAgent)
+      this.#referers.push(visitor.referer)
+      this.#peers.push(visitor.peer)
+      this.#forwarded.push(this.options.trustProxy === undefined ? undefined : visitor.forwardedFor)
     }
     if (this.#codes.length >= FOLD_EVERY) this.#fold()
   }

@@ -1,6 +1,7 @@
 // Browser-facing routes (spec §4, contract §5).
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, type User } from '../helpers/api.js'
+import { raw } from '../helpers/raw.js'
 import { feedSettled, serverSuite } from '../helpers/server.js'
 
 const test = serverSuite<{ user: User }>('redirects', { APP_URL: 'https://app.example.org/' })
@@ -38,6 +39,28 @@ test('answers from the cache are the same as answers from the database, for 302 
     assert.is(fromDb.headers.get('x-request-id'), 'first')
     assert.is(fromCache.headers.get('x-request-id'), 'second')
   }
+})
+
+// Issue 13: the cached path reads raw headers itself; a repeated header it reads (Node would join
+// or drop the repeats) leaves the answer to the general path, which must give the same one.
+test('repeated X-Request-Id or User-Agent on a cached code: the same 302, the id as the general path decides', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token, 'https://example.com/repeated')
+  await feedSettled(srv)
+  await call(srv.url, 'GET', `/r/${link.code}`) // now cached
+  const get = (extra: string) => raw(srv.url, [`GET /r/${link.code} HTTP/1.1\r\nHost: x\r\n${extra}Connection: close\r\n\r\n`])
+  const header = (head: string, name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]
+  const single = await get('X-Request-Id: abc\r\n')
+  assert.is(single.status, 302)
+  assert.is(header(single.head, 'x-request-id'), 'abc')
+  const twice = await get('X-Request-Id: abc\r\nx-request-id: def\r\n')
+  assert.is(twice.status, 302)
+  assert.is(header(twice.head, 'location'), 'https://example.com/repeated')
+  assert.match(header(twice.head, 'x-request-id') ?? '', /^[0-9a-f]{32}$/, 'Node joins them as "abc, def", not a valid id: a fresh one')
+  const agents = await get('User-Agent: a\r\nUser-Agent: b\r\n')
+  assert.is(agents.status, 302)
+  assert.is(header(agents.head, 'location'), 'https://example.com/repeated')
+  const lower = await get('x-REQUEST-id: MiXeD\r\n')
+  assert.is(header(lower.head, 'x-request-id'), 'MiXeD', 'header names in any case')
 })
 
 // contract §6: a request with Origin gets the CORS headers, on the redirect path too

@@ -1,11 +1,10 @@
 // The VisitCounter's folding (src/links/visits.ts), against a stand-in database that records what
 // a flush would write: humans and bots, referrer hosts, visitors hashed once per flush under the
 // day's salt, and the bounds that keep memory in check when flushes cannot write.
-import type { IncomingMessage } from 'node:http'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { Sql } from '../../src/db/index.js'
-import { VisitCounter } from '../../src/links/visits.js'
+import { VisitCounter, type Visitor } from '../../src/links/visits.js'
 import { createLogger } from '../../src/log.js'
 import { parseTrustProxy } from '../../src/config.js'
 
@@ -31,8 +30,12 @@ function fakeSql(fail = () => false): { sql: Sql; written: Written } {
   return { sql: tag, written }
 }
 
-const request = (headers: Record<string, string>, remoteAddress = '192.0.2.1') =>
-  ({ headers, socket: { remoteAddress } }) as unknown as IncomingMessage
+const request = (headers: Record<string, string>, peer = '192.0.2.1'): Visitor => ({
+  userAgent: headers['user-agent'],
+  referer: headers.referer,
+  forwardedFor: headers['x-forwarded-for'],
+  peer,
+})
 
 /** The parameters of the statement that mentions `table`. */
 const paramsOf = (w: Written, table: string) => w.params[w.statements.findIndex((s) => s.includes(`into ${table}`))]!
