@@ -9,6 +9,11 @@
 --                               a link has about 4 distinct visitors
 --   list FILE                   GET /api/v1/links, a bearer token per line of FILE, rotating
 --   create FILE                 POST /api/v1/links, a bearer token per line of FILE, rotating
+--   patch FILE                  PATCH /api/v1/links/{code} with {"url": url}, from lines
+--                               "token<TAB>code<TAB>url" of FILE, rotating (the url is the link's
+--                               own, so the links stay as seeded)
+--   delete FILE START           DELETE /api/v1/links/{code}, from lines "token<TAB>code" of FILE,
+--                               each once, from line START (thread k from START + k * 100000)
 --   login USERNAME PASSWORD     POST /api/v1/auth/login, a random X-Forwarded-For on each request
 --                               (the service must trust 127.0.0.1 as a proxy) so the per-client
 --                               rate limit never refuses
@@ -24,6 +29,19 @@ end
 
 local reqs, n, i
 local login_body, login_user
+
+local function rows(path)
+  local out = {}
+  local f = assert(io.open(path, "r"))
+  for line in f:lines() do
+    local cols = {}
+    for col in line:gmatch("[^\t]+") do cols[#cols + 1] = col end
+    if #cols > 0 then out[#out + 1] = cols end
+  end
+  f:close()
+  assert(#out > 0, "no lines in " .. path)
+  return out
+end
 
 local function first_columns(path)
   local out = {}
@@ -75,6 +93,25 @@ function init(args)
       end
     end
     i = ((tid or 0) * 7919) % n
+  elseif mode == "patch" or mode == "delete" then
+    local lines = rows(args[2])
+    n = #lines
+    reqs = {}
+    for k = 1, n do
+      local token, code, url = lines[k][1], lines[k][2], lines[k][3]
+      local headers = { ["Authorization"] = "Bearer " .. token }
+      if mode == "patch" then
+        headers["Content-Type"] = "application/json"
+        reqs[k] = wrk.format("PATCH", "/api/v1/links/" .. code, headers, '{"url":"' .. url .. '"}')
+      else
+        reqs[k] = wrk.format("DELETE", "/api/v1/links/" .. code, headers)
+      end
+    end
+    if mode == "patch" then
+      i = ((tid or 0) * 7919) % n
+    else
+      i = (tonumber(args[3] or "0") + (tid or 0) * 100000) % n
+    end
   elseif mode == "login" then
     login_body = '{"username":"' .. args[2] .. '","password":"' .. args[3] .. '"}'
     math.randomseed(os.time() * 1000 + (tid or 0) * 7919)

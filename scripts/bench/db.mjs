@@ -177,22 +177,31 @@ async function checkCodes(db, codes, expectLive) {
   if (n !== expectLive) throw new Error(`seed check: ${n} of ${codes.length} sample codes are live links, expected ${expectLive}`)
 }
 
+/** Links of the delete points: beyond the 1M set, so that no code is seeded twice. */
+const DOOMED_BASE = 2_000_001
+
 /**
  * The small set: `owners` accounts with 50 links each (links 1..owners*50), `creators` accounts
- * with none (for the create-link point: 50 creations each before the cap), and a session for
- * every one of them.
+ * with none (for the create-link points: 50 creations each before the cap), `doomed` accounts
+ * with 50 links each (for the delete points), and a session for every one of them. Returns the
+ * tokens, and the (token, code) pairs of the doomed links.
  */
-export async function seedSmall(db, { owners, creators, passwordHash }) {
+export async function seedSmall(db, { owners, creators, doomed, passwordHash }) {
   await insertUsers(db, 'owner', 1, owners, passwordHash)
   await insertLinks(db, 'owner', 1, 1, owners * LINKS_PER_OWNER)
   await insertUsers(db, 'creator', 1, creators, passwordHash)
+  await insertUsers(db, 'doomed', 1, doomed, passwordHash)
+  await insertLinks(db, 'doomed', DOOMED_BASE, DOOMED_BASE, DOOMED_BASE + doomed * LINKS_PER_OWNER - 1)
   const ownerTokens = await insertSessions(db, Array.from({ length: owners }, (_, k) => `owner${k + 1}`))
   const creatorTokens = await insertSessions(db, Array.from({ length: creators }, (_, k) => `creator${k + 1}`))
+  const doomedTokens = await insertSessions(db, Array.from({ length: doomed }, (_, k) => `doomed${k + 1}`))
+  const doomedLinks = Array.from({ length: doomed * LINKS_PER_OWNER }, (_, k) => [doomedTokens[Math.floor(k / LINKS_PER_OWNER)], codeFor(DOOMED_BASE + k)])
   const links = Array.from({ length: owners * LINKS_PER_OWNER }, (_, k) => k + 1)
   await checkCodes(db, links.filter((i) => i % 97 === 1).map(codeFor), links.filter((i) => i % 97 === 1).length)
   const unknown = Array.from({ length: 1_000 }, (_, k) => 100_000_001 + k) // never seeded
   await checkCodes(db, unknown.slice(0, 200).map(codeFor), 0)
-  return { links, unknown, ownerTokens, creatorTokens }
+  await checkCodes(db, doomedLinks.filter((_, k) => k % 997 === 0).map(([, c]) => c), Math.ceil(doomedLinks.length / 997))
+  return { links, unknown, ownerTokens, creatorTokens, doomedLinks }
 }
 
 /** The large set: links from..to (to = 1,000,000), 50 to an account, in batches with progress. */

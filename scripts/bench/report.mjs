@@ -1,5 +1,7 @@
 // The table `npm run bench` prints, and docs/performance.md around it.
-import { max, median, min } from './lib.mjs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import os from 'node:os'
+import { max, median, min, ROOT } from './lib.mjs'
 
 const int = (n) => Math.round(n).toLocaleString('en-US')
 
@@ -88,7 +90,8 @@ export function misses(rows, memory) {
   return out
 }
 
-export function renderDoc({ table, missed, started, finished, dev, command, machine, database, settings: s, visitCheck, commit }) {
+export function renderDoc({ table, missed, started, finished, command, machine, database, settings: s, visitCheck, commit }) {
+  const dev = s.DEV_RUN
   const minutes = ((finished - started) / 60_000).toFixed(1)
   const mib = (b) => `${b / 2 ** 20} MiB`
   const devBanner = dev
@@ -112,13 +115,13 @@ ${devBanner}## This run
 - **Software:** Node ${machine.node}; ${machine.wrk}; ${machine.nginx}
 - **Load average:** ${machine.load}
 - **Rounds:** ${s.ROUNDS} × ${s.SECONDS} s per point, after a ${s.WARM_SECONDS} s warm-up (not counted) of each point but the logins and the KDF ceiling
-- **Service settings:** ACCESS_LOG=${s.ACCESS_LOG} (${{ all: 'the default: a log line per request, redirects included, to a file', api: 'no log line per redirect; API requests logged', off: 'no access log' }[s.ACCESS_LOG]}), TRUST_PROXY=127.0.0.1
+- **Service settings:** ACCESS_LOG=${s.ACCESS_LOG} (${{ all: 'the default: a log line per request, redirects included, to a file', api: 'no log line per redirect; API requests logged', off: 'no access log' }[s.ACCESS_LOG]}) unless a row names another, TRUST_PROXY=127.0.0.1
   (so each login can carry its own X-Forwarded-For), ARGON2_MEMORY_KIB=${s.ARGON2.memoryKiB}, ARGON2_ITERATIONS=${s.ARGON2.iterations}, KDF_THREADS=${s.KDF_THREADS} (the default here), visit counting on
   (VISIT_FLUSH_MS=${s.visitFlushMs}), CACHE_MAX_BYTES=${mib(s.defaultCacheBytes)} (the default) except on the 1M set,
   NEGATIVE_CACHE_MS=${s.negativeCacheMs}; everything else at its default
-- **Visit counting check:** ${int(visitCheck.recorded)} visits recorded in the database by the 1-worker service;
-  wrk counted ${int(visitCheck.counted)} redirects from it (the few in flight when wrk stops are served, and counted
-  by the service, but not by wrk)
+- **Visit counting check:** ${visitCheck ? `${int(visitCheck.recorded)} visits recorded in the database by the services;
+  wrk counted ${int(visitCheck.counted)} redirects from them (the few in flight when wrk stops are served, and counted
+  by the service, but not by wrk)` : 'not made: on the embedded database each service counts into its own copy'}
 
 ## Results
 
@@ -149,8 +152,16 @@ fixed request rate.
 
 - **Ceilings.** \`scripts/bench/ceiling.mjs\`: a bare \`node:http\` server that answers
   \`GET /r/{code}\` with 302 and the Location from a \`Map\` holding the same links (404 with the
-  service's JSON body otherwise): no routing, validation, logging or database. Run as one process,
-  and as a 2-process \`node:cluster\` for the 2-worker point. nginx${s.nginx ? '' : ' (not installed or did not start here: skipped)'}: \`return 302\`
+  service's JSON body otherwise): no routing, validation, logging or database. It sends the
+  headers the contract puts on every answer (\`Cache-Control: no-store\`, an \`X-Request-Id\` of 32
+  random hex characters, \`X-Content-Type-Options: nosniff\`), so that both servers send the same
+  bytes: before issue 13 it sent a shorter answer, which alone is worth about 5% of its rate. Run
+  as one process, and as a 2-process \`node:cluster\` for the 2-worker point. **API ceiling**
+  (\`scripts/bench/api-ceiling.mjs\`, PostgreSQL only: it shares the service's database): a bare
+  \`node:http\` + \`postgres\` server that answers create, list, patch and delete with one
+  statement each, which checks the bearer session and does the work (and notifies other nodes,
+  as the operation must): the least SQL each operation needs. It skips what the service must
+  also do: the 50-link cap, validation, the rate limit, the session cache, the time limit. nginx${s.nginx ? '' : ' (not installed or did not start here: skipped)'}: \`return 302\`
   with the Location from a \`map\` of the same links, one worker process, access log off, shown
   as a reference for what \`node:http\` itself costs. The login's ceiling is
   \`scripts/bench/argon2.mjs\`: argon2id with the service's parameters (m = ${s.ARGON2.memoryKiB} KiB, t = ${s.ARGON2.iterations},
@@ -161,10 +172,14 @@ fixed request rate.
   straight into the tables by SQL, after the service has created the schema with its own
   migrations. Codes are 8 Base62 characters, deterministic; URLs are about ${s.urlBytes} bytes. wrk's Lua
   script (\`scripts/bench/bench.lua\`) walks the list of codes, one after the other, not one URL.
-- **Hot redirect.** \`GET /r/{code}\` over the 1,000 existing codes in turn, ${s.C_THROUGHPUT} connections, after a warm-up
+- **Hot redirect.** Measured twice: on a service with \`ACCESS_LOG=api\` (no line per redirect) and
+  on one with the default \`ACCESS_LOG=all\` (a JSON line per redirect, to a file), both against
+  the same ceiling in the same round. **Metrics:** the default service against one with
+  \`METRICS_PORT\` set (Prometheus counters and a histogram observation per request), same round.
+  \`GET /r/{code}\` over the 1,000 existing codes in turn, ${s.C_THROUGHPUT} connections, after a warm-up
   that fills the redirect cache: every answer is a 302 from the cache, and every one is counted as
   a visit (flushed to the database every ${s.visitFlushMs} ms). With 2 workers, each worker has its own cache.
-  ${s.twoWorkers ? `*${s.twoWorkers}.*` : ''}
+  ${s.postgres ? '' : '*Not run with 2 workers here: WORKERS > 1 needs PostgreSQL.*'}
 - **Visit statistics (issue 10).** Hot redirects as above, but with browser-like requests (wrk's
   \`visit\` mode): a Chrome User-Agent, a Referer from 8 hosts, an X-Forwarded-For from 256
   addresses; 4,096 distinct requests over the 1,000 links, so each flush classifies them as
@@ -185,13 +200,16 @@ fixed request rate.
   **During a burst:** the same, while ${s.BURST} logins are sent at one moment 1 s into the measurement,
   each from its own address, half of them for unknown usernames (issue 9: only 200 and 401,
   redirects p99 under 10 ms and none slower than 1 s); the slowest redirect is wrk's maximum.
-- **Create link.** \`POST /api/v1/links\` with a bearer token, rotating over the empty accounts so no
-  account meets the 50-link cap; ${s.C_API} connections. **List links:** \`GET /api/v1/links\`, rotating
-  over the ${s.OWNERS} accounts that have 50 links each; ${s.C_API} connections. Both are ratios to the
-  node:http ceiling at the same connections: what fraction of a bare answer an authenticated
-  database request costs. **Login:** \`POST /api/v1/auth/login\`, valid credentials,
+- **Create link.** \`POST /api/v1/links\` with a bearer token, rotating over empty accounts so no
+  account meets the 50-link cap (the ceiling has accounts of its own). **List links:**
+  \`GET /api/v1/links\`, rotating over the ${s.OWNERS} accounts that have 50 links each. **Patch:**
+  \`PATCH /api/v1/links/{code}\` over those 1,000 links, each with its own url (so nothing changes
+  for the other points). **Delete:** \`DELETE /api/v1/links/{code}\`, each of ${int(s.DOOMED * 50)} seeded
+  links once (the ceiling deletes as many others). ${s.C_API} connections each, every one a ratio to
+  its API ceiling at the same connections (target ≥ 0.7). The database round trips of each
+  request are counted by a test, not here: see "Round trips" below. **Login:** \`POST /api/v1/auth/login\`, valid credentials,
   ${s.C_LOGIN} connections, a ratio to the argon2id ceiling at the same concurrency (target ≥ 0.8).
-- **Cold redirect (1M links, opt-in with BENCH_LARGE=1).** ${s.large ? `${int(s.large.total)} links in the database (1,000,000 seeded, in ${s.large.seedSeconds.toFixed(0)} s, plus those the create-link point made);` : 'Not run this time;'}
+- **Cold redirect (1M links, opt-in with BENCH_LARGE=1).** ${s.large ? `${int(s.large.total)} links in the database (1,000,000 seeded, in ${s.large.seedSeconds.toFixed(0)} s, with the other points' links);` : 'Not run this time;'}
   the service runs with CACHE_MAX_BYTES=${mib(s.SMALL_CACHE_BYTES)}, which holds about
   ${s.large ? int(s.large.cacheEntries) : 'a few thousand'} links, and wrk walks all 1M codes in a shuffled order, each round
   its own stretch: nearly every request misses the cache and reads the database (whose own
@@ -204,12 +222,30 @@ fixed request rate.
   service process and its memory is part of the figure. The 1-worker service's end-of-load figure comes after the login points, whose argon2id
   derivations (${(s.ARGON2.memoryKiB / 1024).toFixed(0)} MiB each, ${s.KDF_THREADS} at a time on the KDF threads) are the biggest allocations.
 
+## Round trips
+
+Statements each request sends to the database, as \`test/http/round-trips.test.ts\` counts them
+(the driver's count of statements, the fewest of a few tries):
+
+| Request | Statements | Which |
+| --- | ---: | --- |
+| \`GET /r/{code}\`, cached (hit or known unknown) | 0 | |
+| \`GET /r/{code}\`, not cached | 1 | the batched primary-key read (one statement for all misses of an event-loop turn) |
+| \`POST /api/v1/links\` | 1 | \`create_link()\`: owner lock, count, insert, NOTIFY (sql/0006_fewer_round_trips.sql) |
+| \`GET /api/v1/links\`, \`GET /api/v1/links/{code}\`, \`GET /api/v1/users/me\` | 1 | one select |
+| \`PATCH /api/v1/links/{code}\`, \`DELETE /api/v1/links/{code}\` | 1 | one update with its NOTIFY |
+| any authenticated request whose session this node has not checked in \`SESSION_CACHE_MS\` | +1 | the session read (+1 more, once a minute, to move \`last_used_at\`) |
+
+The rest are not on a hot path and keep their transactions: login is the rate limit (PostgreSQL),
+the account read and the session insert; a password change or account deletion is its limit,
+the hash read and one transaction.
+
 ## Running it
 
 \`\`\`sh
-npm run bench                                   # embedded database, 1k links, about 10 minutes
+npm run bench                                   # embedded database, 1k links, about 20 minutes (no API ceilings, no 2 workers)
 BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # PostgreSQL: fresh bench_* database, dropped after
-BENCH_LARGE=1 BENCH_ADMIN_URL=... npm run bench # adds the 1M-link set: about 3 minutes more
+BENCH_LARGE=1 BENCH_ADMIN_URL=... npm run bench # adds the 1M-link set: about 5 minutes more
 \`\`\`
 
 Options: BENCH_SECONDS (per point, default 10, at most 15), BENCH_ROUNDS (default 3),
@@ -221,4 +257,54 @@ wrk\`), and uses nginx for one more ceiling when it is installed (\`apt-get inst
 It builds \`dist/\` only when \`src/\` is newer, and stops every process it started on the way out,
 Ctrl-C included.
 `
+}
+
+export function commandLine() {
+  const vars = Object.entries(process.env)
+    .filter(([k]) => k.startsWith('BENCH_'))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${/URL$/.test(k) ? redactUrl(v) : v}`)
+  const entry = process.env.npm_lifecycle_event === 'bench' ? 'npm run bench' : 'scripts/bench.sh'
+  return [...vars, entry].join(' ')
+}
+
+function redactUrl(v) {
+  try {
+    const u = new URL(v)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return v
+  }
+}
+
+function firstLine(cmd, args) {
+  // wrk -v exits 1 after its usage; nginx -v writes to stderr: take the first line of either.
+  const r = spawnSync(cmd, args, { encoding: 'utf8' })
+  if (r.error) return `${cmd}: not found`
+  return `${r.stdout ?? ''}\n${r.stderr ?? ''}`.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? `${cmd}: unknown version`
+}
+
+export function machine(load0) {
+  const cpus = os.cpus()
+  return {
+    cores: os.availableParallelism(),
+    cpu: cpus[0]?.model ?? 'unknown',
+    memory: `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    kernel: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    wrk: firstLine('wrk', ['-v']).replace(/ Copyright.*/, ''),
+    nginx: firstLine('nginx', ['-v']),
+    load: `${load0.map((x) => x.toFixed(2)).join(' ')} at the start, ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
+  }
+}
+
+export function commit() {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim()
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'sql'], { cwd: ROOT, encoding: 'utf8' }).trim()
+    return dirty ? `${head} with uncommitted changes in src/ or sql/` : head
+  } catch {
+    return 'unknown'
+  }
 }
