@@ -24,7 +24,7 @@ import { errorReply, json, send, type Headers, type Reply } from './http/reply.j
 import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
-import { redirect, REDIRECT_PREFIX, serveCached } from './links/redirect.js'
+import { redirect, REDIRECT_PREFIX, servePlain, type Answered } from './links/redirect.js'
 import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
 import { getStats } from './links/stats.js'
 import { openApiReply } from './openapi.js'
@@ -173,6 +173,13 @@ export function createApp(deps: Deps): App {
     metrics.request(route, status, (performance.now() - started) / 1000)
   }
 
+  const plainAnswered: Answered = {
+    answered(req, path, status, started, requestId) {
+      if (logRedirects || metrics.enabled) answered(req, path, REDIRECT_ROUTE, status, started, requestId, logRedirects)
+    },
+    failed: (err, req, res, requestId) => fail(err, req, res, { 'x-request-id': requestId }, requestId),
+  }
+
   let draining = false
   const listener: RequestListener = (req, res) => {
     // Node then sends Connection: close and ends the connection after this answer.
@@ -182,14 +189,8 @@ export function createApp(deps: Deps): App {
     const logged = isRedirect ? logRedirects : logApi
     const timed = logged || metrics.enabled
     const started = timed ? performance.now() : 0
-    // The hot path: answered synchronously, so its log line needs no 'finish' listener.
-    if (isRedirect) {
-      const servedAs = serveCached(deps, req, res, path.slice(REDIRECT_PREFIX.length))
-      if (servedAs !== undefined) {
-        if (timed) answered(req, path, REDIRECT_ROUTE, res.statusCode, started, servedAs, logged)
-        return
-      }
-    }
+    // The hot path: answered without dispatch, its log line written when it answers.
+    if (isRedirect && servePlain(deps, plainAnswered, req, res, path, started)) return
     const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
     const base: Headers = { 'x-request-id': requestId }
     if (req.headers.origin !== undefined) addCorsHeaders(base)

@@ -1,14 +1,15 @@
-// GET|HEAD /r/{code} (contract §5): the one home of the redirect decision. A plain request whose
-// code the cache knows is answered here and now, with no Reply, no Error and no JSON built; any
-// other goes through the app's dispatch to `redirect`, which reads the database. Both end in the
+// GET|HEAD /r/{code} (contract §5): the one home of the redirect decision. A plain request is
+// answered here (servePlain), from the cache or after one batched read, with no Reply, no Error
+// and no JSON built; any other goes through the app's dispatch to `redirect`. Both end in the
 // same three answers: 302 to the precomputed Location, 404, or 410 once the link has expired.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Ctx, Deps } from '../context.js'
-import { linkExpired, linkNotFound, type HttpError } from '../http/errors.js'
+import { trackResponse } from '../http/client-errors.js'
+import { linkExpired, linkNotFound } from '../http/errors.js'
 import { NOSNIFF, prerender, sendPrerendered, type Reply } from '../http/reply.js'
 import type { Target } from './location-loader.js'
 import { EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
-import type { Metrics } from '../metrics.js'
+import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
 import { isShortCode } from './short-code.js'
 import type { Visitor } from './visits.js'
@@ -94,66 +95,97 @@ function visit(deps: Deps, req: IncomingMessage, code: string, visitor: Visitor)
 const NOT_FOUND = prerender(linkNotFound())
 const GONE = prerender(linkExpired())
 
-/**
- * The hot path, for a request to `{REDIRECT_PREFIX}{code}`: answers a plain one (see readPlain)
- * whose code the cache knows, and returns the request id it answered with. Undefined when it
- * cannot: the app then dispatches the request, which ends in `redirect` below.
- */
-export function serveCached(deps: Deps, req: IncomingMessage, res: ServerResponse, code: string): string | undefined {
-  // Anything but a well-formed code (including "/r/" and "/r/a/b") takes the general path.
-  if (!isShortCode(code)) return undefined
-  const location = deps.cache.get(code)
-  if (location === undefined || !readPlain(req)) return undefined
-  const requestId = requestIdFor(seen.requestId)
-  if (location === MISSING) {
-    deps.metrics.redirect('unknown')
-    sendPrerendered(res, NOT_FOUND, requestId)
-  } else if (location === EXPIRED) {
-    deps.metrics.redirect('expired')
-    sendPrerendered(res, GONE, requestId) // counts no visit
-  } else {
-    deps.metrics.redirect('hit')
-    visit(deps, req, code, seen.visitor)
-    // One writeHead with a flat header list: only the request id varies.
-    res.writeHead(302, ['location', location, NO_STORE[0], NO_STORE[1], 'content-length', '0', 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
-    res.end()
-  }
-  return requestId
+/** How the app hears that a plain request was answered (its log line, its metrics), or failed. */
+export interface Answered {
+  answered(req: IncomingMessage, path: string, status: number, started: number, requestId: string): void
+  failed(err: unknown, req: IncomingMessage, res: ServerResponse, requestId: string): void
 }
 
-/** The general path: the cache, else one batched primary-key read (see location-loader.ts). */
+/** What the cache or the database said of a code: its Location, MISSING or EXPIRED. */
+type Known = string | typeof MISSING | typeof EXPIRED
+
+const knownOf = (target: Target | undefined, now: number): Known =>
+  target === undefined ? MISSING : target.expiresAt <= now ? EXPIRED : target.location
+
+/**
+ * The hot path, for a request to `path` (which starts with REDIRECT_PREFIX): a plain one (see
+ * readPlain) with a well-formed code is answered here, from the cache at once or after one
+ * batched read, with no Reply, no Error and no JSON built. False when it is not plain: the app
+ * then dispatches it, and it ends in `redirect` below.
+ */
+export function servePlain(deps: Deps, app: Answered, req: IncomingMessage, res: ServerResponse, path: string, started: number): boolean {
+  const code = path.slice(REDIRECT_PREFIX.length)
+  // Anything but a well-formed code (including "/r/" and "/r/a/b") takes the general path.
+  if (!isShortCode(code) || !readPlain(req)) return false
+  const requestId = requestIdFor(seen.requestId)
+  const { cache } = deps
+  const cached = cache.get(code)
+  if (cached !== undefined) {
+    answer(deps, req, res, code, cached, 'hit', seen.visitor, requestId)
+    app.answered(req, path, res.statusCode, started, requestId)
+    return true
+  }
+  const visitor = { ...seen.visitor } // the scratch object is the next request's
+  const epoch = cache.epoch // taken before the batch is sent, so a write in between keeps its result out
+  trackResponse(req, res)
+  new Deadline(deps.config.dbTimeoutMs).run(deps.locations.load(code)).then(
+    (target) => {
+      cache.set(code, target?.location, epoch, target?.expiresAt ?? NO_EXPIRY)
+      answer(deps, req, res, code, knownOf(target, Date.now()), 'miss', visitor, requestId)
+      app.answered(req, path, res.statusCode, started, requestId)
+    },
+    (err: unknown) => {
+      app.failed(err, req, res, requestId)
+      if (res.headersSent) app.answered(req, path, res.statusCode, started, requestId)
+    },
+  )
+  return true
+}
+
+/** 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. */
+function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, outcome: 'hit' | 'miss', visitor: Visitor, requestId: string): void {
+  if (known === MISSING) {
+    deps.metrics.redirect('unknown')
+    sendPrerendered(res, NOT_FOUND, requestId)
+  } else if (known === EXPIRED) {
+    deps.metrics.redirect('expired')
+    sendPrerendered(res, GONE, requestId)
+  } else {
+    deps.metrics.redirect(outcome)
+    visit(deps, req, code, visitor)
+    // A flat header list: only the Location and the request id vary.
+    res.writeHead(302, ['location', known, NO_STORE[0], NO_STORE[1], 'content-length', '0', 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
+    res.end()
+  }
+}
+
+/** The general path (CORS, a body, no Host...): the same decision, as a Reply or an HttpError. */
 export function redirect(ctx: Ctx): Reply | Promise<Reply> {
   const code = ctx.param
   if (!isShortCode(code)) throw linkNotFound()
-  const { cache, metrics } = ctx.deps
+  const { cache } = ctx.deps
   const cached = cache.get(code)
-  if (cached === MISSING) throw unknown(metrics)
-  if (cached === EXPIRED) throw expired(metrics)
-  if (cached !== undefined) return found(ctx, code, cached, 'hit')
+  if (cached !== undefined) return replyFor(ctx, code, cached, 'hit')
   const epoch = cache.epoch
-  // The epoch is taken before the batch is sent, so a write in between keeps its result out.
   return ctx.deps.locations.load(code).then((target: Target | undefined) => {
     cache.set(code, target?.location, epoch, target?.expiresAt ?? NO_EXPIRY)
-    if (target === undefined) throw unknown(metrics)
-    if (target.expiresAt <= Date.now()) throw expired(metrics)
-    return found(ctx, code, target.location, 'miss')
+    return replyFor(ctx, code, knownOf(target, Date.now()), 'miss')
   })
 }
 
-function unknown(metrics: Metrics): HttpError {
-  metrics.redirect('unknown')
-  return linkNotFound()
-}
-
-function expired(metrics: Metrics): HttpError {
-  metrics.redirect('expired')
-  return linkExpired()
-}
-
-function found(ctx: Ctx, code: string, location: string, outcome: 'hit' | 'miss'): Reply {
-  ctx.deps.metrics.redirect(outcome)
+function replyFor(ctx: Ctx, code: string, known: Known, outcome: 'hit' | 'miss'): Reply {
+  const { metrics } = ctx.deps
+  if (known === MISSING) {
+    metrics.redirect('unknown')
+    throw linkNotFound()
+  }
+  if (known === EXPIRED) {
+    metrics.redirect('expired')
+    throw linkExpired()
+  }
+  metrics.redirect(outcome)
   const h = ctx.req.headers
   // Node joins a repeated X-Forwarded-For with ", ": a string, like every header but Set-Cookie.
   visit(ctx.deps, ctx.req, code, { userAgent: h['user-agent'], referer: h.referer, forwardedFor: h['x-forwarded-for'] as string | undefined, peer: undefined })
-  return { status: 302, headers: { location, [NO_STORE[0]]: NO_STORE[1] } }
+  return { status: 302, headers: { location: known, [NO_STORE[0]]: NO_STORE[1] } }
 }
