@@ -28,14 +28,14 @@ function allowSet(m: Match<string>): string[] {
 
 // STYLE (router): a static-path Map answers exact paths; contract §2: known path + its method → the route
 test('a static path with its method matches with an empty param', () => {
-  assert.equal(table().find('POST', '/api/v1/users'), { found: true, value: 'register', param: '' })
-  assert.equal(table().find('GET', '/'), { found: true, value: 'home', param: '' })
+  assert.equal(table().find('POST', '/api/v1/users'), { found: true, value: 'register', param: '', path: '/api/v1/users' })
+  assert.equal(table().find('GET', '/'), { found: true, value: 'home', param: '', path: '/' })
 })
 
 // spec §4: GET /r/{code}; contract §4: /api/v1/links/{code} — one path parameter, one segment
 test('a parameter route yields its one segment as param', () => {
-  assert.equal(table().find('GET', '/r/aZ3kP9qR'), { found: true, value: 'redirect', param: 'aZ3kP9qR' })
-  assert.equal(table().find('DELETE', '/api/v1/links/abc'), { found: true, value: 'delete-link', param: 'abc' })
+  assert.equal(table().find('GET', '/r/aZ3kP9qR'), { found: true, value: 'redirect', param: 'aZ3kP9qR', path: '/r/:code' })
+  assert.equal(table().find('DELETE', '/api/v1/links/abc'), { found: true, value: 'delete-link', param: 'abc', path: '/api/v1/links/:code' })
 })
 
 // contract §2: 404 ROUTE_NOT_FOUND for a path that does not exist (any method), e.g. /api/v1/login
@@ -92,15 +92,15 @@ test('Allow lists HEAD once, right after GET, and follows registration order oth
 // RFC 9110 9.3.2 / STYLE: HEAD goes wherever GET goes
 test('HEAD is answered by the GET handler where no HEAD handler exists', () => {
   const r = table()
-  assert.equal(r.find('HEAD', '/'), { found: true, value: 'home', param: '' })
-  assert.equal(r.find('HEAD', '/r/aZ3kP9qR'), { found: true, value: 'redirect', param: 'aZ3kP9qR' })
-  assert.equal(r.find('HEAD', '/api/v1/links'), { found: true, value: 'list', param: '' })
+  assert.equal(r.find('HEAD', '/'), { found: true, value: 'home', param: '', path: '/' })
+  assert.equal(r.find('HEAD', '/r/aZ3kP9qR'), { found: true, value: 'redirect', param: 'aZ3kP9qR', path: '/r/:code' })
+  assert.equal(r.find('HEAD', '/api/v1/links'), { found: true, value: 'list', param: '', path: '/api/v1/links' })
 })
 
 // RFC 9110 9.3.2: HEAD falls back to GET only when no HEAD handler exists
 test('an explicit HEAD handler wins over the GET fallback', () => {
   const r = new Router<string>().add('GET', '/x', 'g').add('HEAD', '/x', 'h')
-  assert.equal(r.find('HEAD', '/x'), { found: true, value: 'h', param: '' })
+  assert.equal(r.find('HEAD', '/x'), { found: true, value: 'h', param: '', path: '/x' })
 })
 
 // contract §2: 405 on a known path with another method (HEAD without GET is another method)
@@ -111,14 +111,14 @@ test('HEAD on a path without GET is 405, not a match', () => {
 // STYLE (router): check the static-path Map first, then the param patterns
 test('a static route wins over a parameter route with the same prefix', () => {
   const r = new Router<string>().add('GET', '/u/:id', 'by-id').add('GET', '/u/me', 'me')
-  assert.equal(r.find('GET', '/u/me'), { found: true, value: 'me', param: '' })
-  assert.equal(r.find('GET', '/u/42'), { found: true, value: 'by-id', param: '42' })
+  assert.equal(r.find('GET', '/u/me'), { found: true, value: 'me', param: '', path: '/u/me' })
+  assert.equal(r.find('GET', '/u/42'), { found: true, value: 'by-id', param: '42', path: '/u/:id' })
 })
 
 // contract §2: Allow names each allowed method (once)
 test('adding the same method twice keeps the last value and one Allow entry', () => {
   const r = new Router<string>().add('POST', '/x', 'a').add('POST', '/x', 'b')
-  assert.equal(r.find('POST', '/x'), { found: true, value: 'b', param: '' })
+  assert.equal(r.find('POST', '/x'), { found: true, value: 'b', param: '', path: '/x' })
   assert.equal(r.find('GET', '/x'), { found: false, allow: 'POST' })
 })
 
