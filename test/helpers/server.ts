@@ -18,7 +18,8 @@ let template: Promise<void> | undefined
 let copies = 0
 process.once('exit', () => rmSync(ROOT, { recursive: true, force: true }))
 
-async function freshDataDir(): Promise<string> {
+/** A migrated embedded data directory of its own (removed when the test process exits). */
+export async function freshDataDir(): Promise<string> {
   template ??= (async () => {
     const config = loadConfig({ DATA_DIR: TEMPLATE, PORT: '0', LOG_LEVEL: 'error', ARGON2_MEMORY_KIB: '8', ARGON2_ITERATIONS: '1' })
     const service = await startService(config, createLogger('error', () => {}), MIGRATIONS_DIR)
@@ -40,7 +41,7 @@ export interface TestServer {
 
 /** Environment overrides go through loadConfig, exactly as the service reads them. */
 export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const dataDir = process.env.DATABASE_URL === undefined ? await freshDataDir() : undefined
+  const dataDir = process.env.DATABASE_URL === undefined && env.DATA_DIR === undefined ? await freshDataDir() : undefined
   const config = loadConfig({
     HOST: '127.0.0.1',
     PORT: '0',

@@ -1,0 +1,90 @@
+// What every admin command gets: the service's configuration, its database (migrated), a way to
+// print human text or JSON, and secrets read from standard input, never from the arguments.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Config } from '../config.js'
+import { openDatabase, type Database } from '../db/index.js'
+import { migrate } from '../db/migrate.js'
+import type { Logger } from '../log.js'
+
+/** A command's refusal: printed as one line on stderr, exit status 1 (or `status`). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly status = 1,
+  ) {
+    super(message)
+  }
+}
+
+export interface CliContext {
+  config: Readonly<Config>
+  /** opened (and migrated) on first use; an embedded DATA_DIR held by a running service is refused */
+  db(): Promise<Database>
+  /** `--json` was given */
+  json: boolean
+  /** human text, or (with --json) the value as one JSON document */
+  print(human: string, value: unknown): void
+  /** standard output itself, for streams (export) */
+  stdout: NodeJS.WritableStream
+  stdin: NodeJS.ReadableStream
+  /** a secret: one line of standard input, or a prompt without echo on a terminal */
+  readSecret(prompt: string): Promise<string>
+  /** admin actions: one JSON line each, on stderr, saying what changed */
+  log: Logger
+}
+
+/** `words` names the command ("user create"); `run` gets what follows them. */
+export interface CliCommand {
+  words: string[]
+  usage: string
+  run(ctx: CliContext, args: string[]): Promise<void>
+}
+
+// dist/cli/command.js → ../../sql; build/src/cli/command.js (the test build) → ../../../sql
+export const MIGRATIONS_DIR = [new URL('../../sql/', import.meta.url), new URL('../../../sql/', import.meta.url)]
+  .map((u) => fileURLToPath(u))
+  .find((dir) => existsSync(join(dir, '0001_init.sql')))!
+
+export async function openMigrated(config: Readonly<Config>): Promise<Database> {
+  let db: Database
+  try {
+    db = await openDatabase(config.databaseUrl, config.dataDir, config.dbTimeoutMs)
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err)
+    // The embedded engine is one process's: while the service holds DATA_DIR, refuse (never fork it).
+    if (/in use by another running link service/.test(message)) {
+      throw new CliError(`${message}; stop the service first, or set DATABASE_URL to use PostgreSQL`)
+    }
+    throw new CliError(`cannot open the database: ${message}`)
+  }
+  await migrate(db.sql, MIGRATIONS_DIR)
+  return db
+}
+
+/** Options of the form `--name value` and flags `--name`; the rest, in order. */
+export function parseArgs(args: string[], valued: string[]): { options: Map<string, string>; flags: Set<string>; rest: string[] } {
+  const options = new Map<string, string>()
+  const flags = new Set<string>()
+  const rest: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (!arg.startsWith('--')) {
+      rest.push(arg)
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
+    if (valued.includes(name)) {
+      const value = eq === -1 ? args[++i] : arg.slice(eq + 1)
+      if (value === undefined) throw new CliError(`--${name} needs a value`)
+      options.set(name, value)
+    } else if (eq === -1) {
+      flags.add(name)
+    } else {
+      throw new CliError(`unknown option --${name}`)
+    }
+  }
+  return { options, flags, rest }
+}
