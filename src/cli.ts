@@ -4,11 +4,12 @@
 // with --json; any failure is one line on stderr and a non-zero exit status.
 import { createInterface } from 'node:readline'
 import { CliError, openMigrated, type CliCommand, type CliContext } from './cli/command.js'
+import { TRANSFER_COMMANDS } from './cli/transfer.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import type { Database } from './db/index.js'
 import { createLogger } from './log.js'
 
-const COMMANDS: CliCommand[] = []
+const COMMANDS: CliCommand[] = [...TRANSFER_COMMANDS]
 
 function usage(): string {
   return ['usage: link-service <command> [--json]', ...COMMANDS.map((c) => `  link-service ${c.usage}`)].join('\n')
