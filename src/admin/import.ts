@@ -58,10 +58,11 @@ class StreamReader {
       return
     }
     const { table, row } = value
+    if (typeof table !== 'string') throw this.error('not a row: "table" is not a string')
     const index = this.tables.findIndex((t) => t.name === table)
     if (index === -1) throw this.error(`no table ${JSON.stringify(table)} in this database`)
     if (typeof row !== 'object' || row === null || Array.isArray(row)) throw this.error('"row" is not a JSON object')
-    if (index < this.current) throw this.error(`rows of ${String(table)} after those of ${this.tables[this.current]!.name}: not the export's order`)
+    if (index < this.current) throw this.error(`rows of ${table} after those of ${this.tables[this.current]!.name}: not the export's order`)
     if (index !== this.current) await this.flush()
     this.current = index
     this.counts[this.tables[index]!.name] = (this.counts[this.tables[index]!.name] ?? 0) + 1

@@ -89,7 +89,7 @@ async function readLines(input: NodeJS.ReadableStream, line: (text: string) => P
 
 const importCommand: CliCommand = {
   words: ['import'],
-  usage: 'import [--file F]                  an export into an empty database (stdin by default)',
+  usage: 'import [--file F]                an export into an empty database (stdin by default)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['file'])
     const unknown = [...flags][0] ?? rest[0]
@@ -113,7 +113,7 @@ const importCommand: CliCommand = {
 
 const migrateCommand: CliCommand = {
   words: ['migrate'],
-  usage: 'migrate --from-data-dir DIR        an embedded database into DATABASE_URL (empty)',
+  usage: 'migrate --from-data-dir DIR      an embedded database into DATABASE_URL (empty)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['from-data-dir'])
     const unknown = [...flags][0] ?? rest[0]

@@ -52,7 +52,10 @@ if (unavailable !== undefined) {
   test('after migrate, PostgreSQL serves the same logins, sessions, redirects and counts; a deleted code stays taken', async ({ dir, seeded, target }) => {
     const r = await runCli(['migrate', '--from-data-dir', dir, '--json'], { DATABASE_URL: target.url })
     assert.is(r.status, 0, r.stderr)
-    assert.equal(JSON.parse(r.stdout).counts, { users: 2, sessions: 2, links: 3, visit_days: 1, visit_referrers: 2, visit_hashes: 3 })
+    const counts = JSON.parse(r.stdout).counts
+    for (const [table, n] of Object.entries({ users: 2, sessions: 2, links: 3, visit_days: 1, visit_referrers: 2, visit_hashes: 3 })) {
+      assert.is(counts[table], n, table)
+    }
     assert.is(JSON.parse(r.stderr.trim()).msg, 'migrated')
 
     // The same stream from both (header aside): nothing lost or changed on the way.

@@ -153,6 +153,7 @@ test('import refuses a truncated or damaged stream, another version or schema, r
     ['an unknown table', [lines[0]!, '{"table":"schema_migrations","row":{}}'], /^line 2: no table "schema_migrations"/],
     ['not a row', [lines[0]!, '{"table":"users","row":[1]}'], /^line 2: "row" is not a JSON object/],
     ['an array', ['[1]'], /^line 1: not a JSON object/],
+    ['no table', [lines[0]!, '{"row":{}}'], /^line 2: not a row: "table" is not a string/],
     ['not JSON inside', [lines[0]!, '{"table":'], /^line 2: not JSON$/],
   ]
   const target = await freshStore()
