@@ -2,10 +2,11 @@
 // are run as they are written there, a backup and then a restore, and the restored data must
 // export as the same stream as the original. Only the machine's names change: the paths and the
 // database become a test's own, and the stand-ins below replace systemd and root's user switching.
+// The wrapper the guide installs is written into a directory of this test, first on PATH.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import postgres from 'postgres'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -36,6 +37,32 @@ install() {
   command install "\${args[@]}"
 }
 `
+const TMP = mkdtempSync(join(tmpdir(), 'link-service-backup-'))
+process.once('exit', () => rmSync(TMP, { recursive: true, force: true }))
+const BIN = join(TMP, 'bin')
+mkdirSync(BIN)
+// systemd-run's stand-in, for the guide's wrapper: the command with the unit's environment (its
+// EnvironmentFile's KEY=value lines and its Environment=), as this user, stdin and stdout passed on.
+writeFileSync(
+  join(BIN, 'systemd-run'),
+  `#!/bin/bash
+set -euo pipefail
+vars=()
+while (($#)); do
+  case $1 in
+    -p) case $2 in
+          EnvironmentFile=*) while IFS= read -r line; do [[ -z $line || $line == '#'* ]] || vars+=("$line"); done < "\${2#EnvironmentFile=}" ;;
+          Environment=*) vars+=("\${2#Environment=}") ;;
+        esac
+        shift 2 ;;
+    --*) shift ;;
+    *) break ;;
+  esac
+done
+exec env "\${vars[@]}" "$@"
+`,
+  { mode: 0o755 },
+)
 
 /** Runs the blocks with each of `names` (the guide's) replaced by its value (this test's). */
 function runDocs(blocks: string[], names: Record<string, string>, env: Record<string, string>): Promise<{ status: number | null; stderr: string }> {
@@ -44,7 +71,7 @@ function runDocs(blocks: string[], names: Record<string, string>, env: Record<st
   return new Promise((done, fail) => {
     const child = spawn('bash', ['-c', script], {
       env: {
-        PATH: `${dirname(process.execPath)}:${process.env.PATH}`,
+        PATH: `${BIN}:${process.env.PATH}`,
         HOME: process.env.HOME,
         NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE,
         ...env,
@@ -65,15 +92,14 @@ async function exportRows(env: Record<string, string>): Promise<string[]> {
   return r.stdout.trimEnd().split('\n').slice(1)
 }
 
-const TMP = mkdtempSync(join(tmpdir(), 'link-service-backup-'))
-process.once('exit', () => rmSync(TMP, { recursive: true, force: true }))
-
 const ENV_FILE = join(TMP, 'env')
 writeFileSync(ENV_FILE, '# the service configuration\nLOG_LEVEL=info\n')
 
 /** The guide's names for this machine's paths, and what they are here. */
 function machine(extra: Record<string, string>): Record<string, string> {
   return {
+    '/usr/local/sbin/link-service': join(BIN, 'link-service'),
+    '/usr/bin/node': process.execPath,
     '/opt/link-service/dist/cli.js': resolve('build/src/cli.js'),
     '/etc/link-service/env': ENV_FILE,
     '/var/backups/link-service': join(TMP, 'backups'),
