@@ -11,7 +11,7 @@ import postgres from 'postgres'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { runCli } from '../helpers/cli.js'
-import { seedInstall } from '../helpers/install.js'
+import { embedded, seedInstall } from '../helpers/install.js'
 import { ADMIN_URL, freshDatabase, pgUnavailable } from '../helpers/pg.js'
 import { freshDataDir } from '../helpers/server.js'
 
@@ -111,8 +111,8 @@ function machine(extra: Record<string, string>): Record<string, string> {
 test('embedded database: the guide\'s export, then its import into a new DATA_DIR, restore the same data', async () => {
   const dir = await freshDataDir()
   try {
-    await seedInstall({ DATA_DIR: dir })
-    const original = await exportRows({ DATA_DIR: dir })
+    await seedInstall(embedded(dir))
+    const original = await exportRows(embedded(dir))
     const names = machine({ '/var/lib/link-service': dir })
     const backup = await runDocs([block('cli'), block('embedded-backup')], names, {})
     assert.is(backup.status, 0, backup.stderr)
@@ -120,7 +120,7 @@ test('embedded database: the guide\'s export, then its import into a new DATA_DI
     const restore = await runDocs([block('cli'), block('embedded-restore')], names, {})
     assert.is(restore.status, 0, restore.stderr)
     assert.ok(existsSync(`${dir}.before-restore`))
-    assert.equal(await exportRows({ DATA_DIR: dir }), original)
+    assert.equal(await exportRows(embedded(dir)), original)
     assert.is(original.filter((l) => l.startsWith('{"table":"links"')).length, 3)
   } finally {
     rmSync(dir, { recursive: true, force: true })

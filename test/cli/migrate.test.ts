@@ -7,7 +7,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login } from '../helpers/api.js'
 import { runCli } from '../helpers/cli.js'
-import { seedInstall, type Seeded } from '../helpers/install.js'
+import { embedded, seedInstall, type Seeded } from '../helpers/install.js'
 import { freshDatabase, pgUnavailable, type FreshDatabase } from '../helpers/pg.js'
 import { freshDataDir, startServer } from '../helpers/server.js'
 
@@ -18,7 +18,7 @@ if (unavailable !== undefined) {
   const test = suite<{ dir: string; seeded: Seeded; target: FreshDatabase }>('migrate')
   test.before(async (ctx) => {
     ctx.dir = await freshDataDir()
-    ctx.seeded = await seedInstall({ DATA_DIR: ctx.dir })
+    ctx.seeded = await seedInstall(embedded(ctx.dir))
     ctx.target = await freshDatabase()
   })
   test.after(async (ctx) => {
@@ -27,7 +27,7 @@ if (unavailable !== undefined) {
   })
 
   test('migrate needs DATABASE_URL and a directory that holds an embedded database', async ({ dir }) => {
-    const noTarget = await runCli(['migrate', '--from-data-dir', dir], { DATA_DIR: dir })
+    const noTarget = await runCli(['migrate', '--from-data-dir', dir], embedded(dir))
     assert.is(noTarget.status, 1)
     assert.match(noTarget.stderr, /set DATABASE_URL to the \(empty\) target database/)
     const noSource = await runCli(['migrate'], { DATABASE_URL: 'postgres://127.0.0.1:1/x' })
@@ -38,7 +38,7 @@ if (unavailable !== undefined) {
   })
 
   test('while a service runs on the directory, migrate refuses in one line and moves nothing', async ({ dir, target }) => {
-    const srv = await startServer({ DATA_DIR: dir })
+    const srv = await startServer(embedded(dir))
     try {
       const r = await runCli(['migrate', '--from-data-dir', dir], { DATABASE_URL: target.url })
       assert.is(r.status, 1)
@@ -59,7 +59,7 @@ if (unavailable !== undefined) {
     assert.is(JSON.parse(r.stderr.trim()).msg, 'migrated')
 
     // The same stream from both (header aside): nothing lost or changed on the way.
-    const [from, to] = await Promise.all([runCli(['export', '--sessions'], { DATA_DIR: dir }), runCli(['export', '--sessions'], { DATABASE_URL: target.url })])
+    const [from, to] = await Promise.all([runCli(['export', '--sessions'], embedded(dir)), runCli(['export', '--sessions'], { DATABASE_URL: target.url })])
     assert.equal(to.stdout.split('\n').slice(1), from.stdout.split('\n').slice(1))
 
     const srv = await startServer({ DATABASE_URL: target.url })

@@ -12,10 +12,15 @@ export interface Store {
   drop(): Promise<void>
 }
 
+/** The embedded database in `dir`, in either pass: startServer would otherwise take DATABASE_URL (empty is unset). */
+export function embedded(dir: string): Record<string, string> {
+  return { DATA_DIR: dir, DATABASE_URL: '' }
+}
+
 export async function freshStore(): Promise<Store> {
   if (process.env.DATABASE_URL === undefined) {
     const dir = await freshDataDir()
-    return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+    return { env: embedded(dir), drop: async () => rmSync(dir, { recursive: true, force: true }) }
   }
   const db = await freshDatabase()
   return { env: { DATABASE_URL: db.url }, drop: db.drop }
