@@ -49,7 +49,7 @@ const exportCommand: CliCommand = {
   usage: 'export [--file F] [--sessions]   all data as JSON Lines (stdout by default)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['file'])
-    const unknown = [...flags].find((f) => f !== 'sessions') ?? rest[0]
+    const unknown = [...flags].filter((f) => f !== 'sessions').map((f) => `--${f}`)[0] ?? rest[0]
     if (unknown !== undefined) throw new CliError(`export: unexpected argument ${unknown}`)
     const file = options.get('file')
     const sessions = flags.has('sessions')
@@ -92,7 +92,7 @@ const importCommand: CliCommand = {
   usage: 'import [--file F]                an export into an empty database (stdin by default)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['file'])
-    const unknown = [...flags][0] ?? rest[0]
+    const unknown = [...flags].map((f) => `--${f}`)[0] ?? rest[0]
     if (unknown !== undefined) throw new CliError(`import: unexpected argument ${unknown}`)
     const file = options.get('file')
     // Opened first: a missing file is refused before the database is touched.
@@ -116,7 +116,7 @@ const migrateCommand: CliCommand = {
   usage: 'migrate --from-data-dir DIR      an embedded database into DATABASE_URL (empty)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['from-data-dir'])
-    const unknown = [...flags][0] ?? rest[0]
+    const unknown = [...flags].map((f) => `--${f}`)[0] ?? rest[0]
     if (unknown !== undefined) throw new CliError(`migrate: unexpected argument ${unknown}`)
     const from = options.get('from-data-dir')
     if (from === undefined) throw new CliError('migrate needs --from-data-dir DIR: the embedded database to move')

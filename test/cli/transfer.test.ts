@@ -194,7 +194,7 @@ test('unknown arguments are refused', async () => {
   for (const args of [['export', '--all'], ['import', 'x'], ['migrate', '--from-data-dir', 'x', '--force']]) {
     const r = await runCli(args, { DATA_DIR: '/nonexistent/x' })
     assert.is(r.status, 1)
-    assert.match(r.stderr, /unexpected argument/)
+    assert.match(r.stderr, new RegExp(`^link-service: ${args[0]}: unexpected argument ${args.at(-1)}\n$`))
   }
 })
 
