@@ -14,6 +14,7 @@ import { MIGRATIONS_DIR, startServer } from '../helpers/server.js'
 import { exportDatabase } from '../../src/admin/export.js'
 import { importDatabase } from '../../src/admin/import.js'
 import { TransferError } from '../../src/admin/transfer-format.js'
+import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/index.js'
 import { migrate } from '../../src/db/migrate.js'
 
@@ -157,7 +158,9 @@ test('import refuses a truncated or damaged stream, another version or schema, r
     ['not JSON inside', [lines[0]!, '{"table":'], /^line 2: not JSON$/],
   ]
   const target = await freshStore()
-  const db = await openDatabase(target.env.DATABASE_URL, target.env.DATA_DIR ?? TMP)
+  // read as the service reads it: an empty DATABASE_URL is unset
+  const config = loadConfig(target.env)
+  const db = await openDatabase(config.databaseUrl, config.dataDir)
   try {
     await migrate(db.sql, MIGRATIONS_DIR)
     for (const [what, input, reason] of bad) {
@@ -165,7 +168,7 @@ test('import refuses a truncated or damaged stream, another version or schema, r
         for (const text of input) await line(text)
       }).then(() => undefined, (e: Error) => e)
       assert.instance(err, TransferError, what)
-      assert.match(err!.message, reason, what)
+      assert.match(err!.message, reason, `${what}: ${err!.message}`)
     }
     const counts = await importDatabase(db.sql, async (line) => {
       for (const text of lines) await line(text)
