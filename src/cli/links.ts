@@ -24,7 +24,7 @@ const list: CliCommand = {
       created_at: l.created_at.toISOString(),
       expires_at: l.expires_at?.toISOString() ?? null,
       visits: l.visits,
-      // what /r/{code} answers because of an operator: the link itself, its owner, or its host
+      // the link itself; owner_disabled and host_blocked are the other reasons /r/{code} answers 410
       disabled: l.disabled_at !== null,
       disabled_at: l.disabled_at?.toISOString() ?? null,
       disabled_reason: l.disabled_reason,
