@@ -13,7 +13,7 @@ export interface BlockedHostRow {
 export function listBlockedHosts(sql: Sql): Promise<BlockedHostRow[]> {
   return sql<BlockedHostRow[]>`
     select b.host, b.created_at,
-           (select count(*)::int from links l where l.deleted_at is null and b.host = any(host_suffixes(l.host))) as links
+           (select count(*)::int from links l where l.deleted_at is null and b.host = any(l.host_domains)) as links
     from blocked_hosts b order by b.host`
 }
 

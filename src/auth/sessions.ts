@@ -16,9 +16,9 @@ export interface NewSession {
 
 /**
  * A new session for a user whose password hash is still the one just verified, and who is not
- * disabled; undefined when that no longer holds (the password changed, or the account was deleted
- * or disabled, while the hash was being checked). The row lock puts
- * it in order with a password change in flight: a login that raced the change cannot outlive it.
+ * disabled; undefined when that no longer holds (the password changed, or the account was
+ * deleted or disabled, while the hash was being checked). The row lock puts it in order with a
+ * password change in flight: a login that raced the change cannot outlive it.
  */
 export async function insertSession(
   sql: Sql,

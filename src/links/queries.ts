@@ -22,7 +22,7 @@ export interface LinkRow {
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at,
-      (disabled_at is not null or host_blocked(host)) as disabled`
+      (disabled_at is not null or host_domains && array(select host from blocked_hosts)) as disabled`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked'
 
@@ -104,7 +104,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
       update links set
         url = coalesce(${change.url?.url ?? null}::text, url),
         location = coalesce(${change.url?.location ?? null}::text, location),
-        host = coalesce(${newHost}::text, host),
+        host_domains = case when ${newHost}::text is null then host_domains else domains_of(${newHost}::text) end,
         expires_at = case when ${keepExpiry}::boolean then expires_at else ${change.expiresAt ?? null}::timestamptz end,
         updated_at = greatest(now(), updated_at + interval '1 millisecond')
       where code = ${code} and user_id = ${userId} and deleted_at is null and disabled_at is null
@@ -125,7 +125,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
 export async function deleteLink(sql: Sql, userId: string, code: string): Promise<boolean> {
   const rows = await sql`
     with gone as (
-      update links set user_id = null, url = null, location = null, host = null, deleted_at = now()
+      update links set user_id = null, url = null, location = null, host_domains = null, deleted_at = now()
       where code = ${code} and user_id = ${userId} and deleted_at is null
       returning code
     )
@@ -143,14 +143,15 @@ export interface LocationRow {
 
 /**
  * The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and
- * the expiry, and whether an operator stopped it (the owner's row by its key, the block list by
- * the host's suffixes). Decided here, when a code is loaded, so the cached answer is all a
- * redirect needs; every operator's change tells the nodes to forget what they cached.
+ * the expiry, and whether an operator stopped it: the link, its owner (a primary-key join) or
+ * its host (the domains of the link's host overlap the block list, read once for the statement).
+ * Decided here, when a code is loaded, so the cached answer is all a redirect needs; every
+ * operator's change tells the nodes to forget what they cached.
  */
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
     select l.code, l.location, l.expires_at,
-           (l.disabled_at is not null or u.disabled_at is not null or host_blocked(l.host)) as disabled
+           (l.disabled_at is not null or u.disabled_at is not null or l.host_domains && array(select host from blocked_hosts)) as disabled
     from links l join users u on u.id = l.user_id
     where l.code = any(${codes}::text[]) and l.deleted_at is null`
 }

@@ -101,7 +101,7 @@ export async function deleteUser(sql: Sql, id: string): Promise<string[]> {
     // no user after (insertLink takes the same lock).
     await tx`select 1 from users where id = ${id} for update`
     const codes = await tx<{ code: string }[]>`
-      update links set user_id = null, url = null, location = null, host = null, deleted_at = now()
+      update links set user_id = null, url = null, location = null, host_domains = null, deleted_at = now()
       where user_id = ${id} and deleted_at is null
       returning code`
     await tx`select pg_notify(${LINK_CHANNEL}, code) from unnest(${codes.map((c) => c.code)}::text[]) as code`

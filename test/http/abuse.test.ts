@@ -52,6 +52,22 @@ one('a disabled link that has also expired answers LINK_DISABLED: the operator\'
   assert.is(await answerOn(srv, link.code), '410 LINK_DISABLED')
 })
 
+one('a link keeps its host through a change of its expiry alone, so a later block still stops it', async ({ srv, user }) => {
+  const host = `${uniqueName('k')}.example`
+  const link = await newLink(srv.url, user.token, `https://${host}/`)
+  const patched = await call(srv.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { expires_at: '2099-01-01T00:00:00Z' } })
+  assert.is(patched.status, 200)
+  await blockHost(srv.service.db.sql, host)
+  await feedSettled(srv)
+  assert.is(await answerOn(srv, link.code), '410 LINK_DISABLED')
+})
+
+one('the block list holds a host under itself and each domain above it: never a name that merely ends alike', async ({ srv }) => {
+  const [row] = await srv.service.db.sql<{ d: string[]; ipv6: string[] }[]>`select domains_of('a.b.example.com') as d, domains_of('[::1]') as ipv6`
+  assert.equal(row!.d, ['a.b.example.com', 'b.example.com', 'example.com', 'com'])
+  assert.equal(row!.ipv6, ['[::1]'])
+})
+
 one.run()
 
 if (process.env.DATABASE_URL === undefined) {
