@@ -101,6 +101,9 @@ export function expectArgs(args: string[], usage: string, count: number, valued:
   return { words: rest, options }
 }
 
+/** Usernames are stored in lowercase (as registration does), so `Alice` names alice. */
+export const usernameArg = (name: string): string => name.toLowerCase()
+
 /** Rows as aligned columns, for the human form of a list. */
 export function columns(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))

@@ -1,7 +1,7 @@
 // link-service link ...: every account's links, and an operator's stop on one (issue 12).
 import { disableLink, enableLink, listAllLinks } from '../admin/links.js'
 import { isShortCode } from '../links/short-code.js'
-import { CliError, columns, expectArgs, type CliCommand } from './command.js'
+import { CliError, columns, expectArgs, usernameArg, type CliCommand } from './command.js'
 
 const noSuchLink = (code: string) => new CliError(`no such link: ${code}`)
 
@@ -16,7 +16,8 @@ const list: CliCommand = {
   usage: 'link list [--user NAME] [--json]',
   async run(ctx, args) {
     const { options } = expectArgs(args, this.usage, 0, ['user'])
-    const links = await listAllLinks((await ctx.db()).sql, options.get('user'))
+    const user = options.get('user')
+    const links = await listAllLinks((await ctx.db()).sql, user === undefined ? undefined : usernameArg(user))
     const value = links.map((l) => ({
       code: l.code,
       username: l.username,

@@ -5,7 +5,7 @@ import { parseNewPassword, parseRegistration } from '../users/validate.js'
 import { disableUser, enableUser, findUserId, listUsers, resetPassword } from '../admin/users.js'
 import { HttpError } from '../http/errors.js'
 import { Passwords } from '../passwords/passwords.js'
-import { CliError, columns, expectArgs, type CliCommand, type CliContext } from './command.js'
+import { CliError, columns, expectArgs, usernameArg, type CliCommand, type CliContext } from './command.js'
 
 /** Field validation as the API does it; its message (which never holds a value) as the reason. */
 function validated<T>(parse: () => T): T {
@@ -72,7 +72,7 @@ const reset: CliCommand = {
   words: ['user', 'reset-password'],
   usage: 'user reset-password <username>   (password on stdin; ends its sessions)',
   async run(ctx, args) {
-    const [username] = expectArgs(args, this.usage, 1).words as [string]
+    const username = usernameArg(expectArgs(args, this.usage, 1).words[0]!)
     const sql = (await ctx.db()).sql
     if ((await findUserId(sql, username)) === undefined) throw noSuchUser(username)
     const secret = await ctx.readSecret(`New password for ${username}: `)
@@ -89,7 +89,7 @@ const disable: CliCommand = {
   words: ['user', 'disable'],
   usage: 'user disable <username>   (ends its sessions; its links answer 410)',
   async run(ctx, args) {
-    const [username] = expectArgs(args, this.usage, 1).words as [string]
+    const username = usernameArg(expectArgs(args, this.usage, 1).words[0]!)
     const result = await disableUser((await ctx.db()).sql, username)
     if (result === undefined) throw noSuchUser(username)
     ctx.log.info('admin', { action: 'user.disable', username, changed: result.changed, sessions_ended: result.sessionsEnded })
@@ -102,7 +102,7 @@ const enable: CliCommand = {
   words: ['user', 'enable'],
   usage: 'user enable <username>',
   async run(ctx, args) {
-    const [username] = expectArgs(args, this.usage, 1).words as [string]
+    const username = usernameArg(expectArgs(args, this.usage, 1).words[0]!)
     const result = await enableUser((await ctx.db()).sql, username)
     if (result === undefined) throw noSuchUser(username)
     ctx.log.info('admin', { action: 'user.enable', username, changed: result.changed })
@@ -114,7 +114,7 @@ const remove: CliCommand = {
   words: ['user', 'delete'],
   usage: 'user delete <username>   (as DELETE /api/v1/users/me: its links are deleted, their codes never reused)',
   async run(ctx, args) {
-    const [username] = expectArgs(args, this.usage, 1).words as [string]
+    const username = usernameArg(expectArgs(args, this.usage, 1).words[0]!)
     const sql = (await ctx.db()).sql
     const id = await findUserId(sql, username)
     if (id === undefined) throw noSuchUser(username)

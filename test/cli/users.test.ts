@@ -55,7 +55,7 @@ test('user disable: its sessions end, login answers 403 ACCOUNT_DISABLED only to
     const user = await newUser(srv.url)
     return { user, code: (await newLink(srv.url, user.token)).code as string }
   })
-  const off = await admin(dir, ['user', 'disable', user.username])
+  const off = await admin(dir, ['user', 'disable', user.username.toUpperCase()]) // names are stored in lowercase
   assert.is(off.status, 0, off.stderr)
   assertFields(adminLog(off)[0]!, { action: 'user.disable', username: user.username, changed: true, sessions_ended: 1 })
   await withServer(dir, async (srv) => {
