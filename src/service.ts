@@ -25,6 +25,7 @@ import type { Logger } from './log.js'
 import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
 import { reportToPrimary, startMetricsServer } from './metrics-server.js'
 import { Passwords } from './passwords/passwords.js'
+import { AppFiles } from './web/static-files.js'
 import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
 
@@ -48,7 +49,10 @@ export interface Service {
   close(): Promise<void>
 }
 
-export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string): Promise<Service> {
+/** `appDir` holds the web app's built files (dist/app), served at /app/ unless SERVE_APP=off. */
+export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string, appDir: string): Promise<Service> {
+  // Before the database: a build without the app fails at once, with nothing to undo.
+  const appFiles = config.serveApp ? new AppFiles(appDir) : undefined
   let metrics: Metrics = NO_METRICS
   const db = await openDatabase(config.databaseUrl, config.dataDir, config.dbTimeoutMs, () => {
     metrics.poolReplaced()
@@ -130,6 +134,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       passwords,
       buckets,
       metrics,
+      appFiles,
     }
     const app = createApp(deps)
     const server = createServer(
