@@ -36,7 +36,12 @@ const match = (table: Array<[RegExp, Screen]>, path: string) => {
   return undefined
 }
 
+let first = true
+
 async function render(notice?: string): Promise<void> {
+  // After a navigation, focus goes to the new screen, so a screen reader reads it from its heading.
+  if (!first) queueMicrotask(() => document.getElementById('main')!.focus())
+  first = false
   const path = location.pathname.replace(/\/+$/, '') || '/app'
   const signedIn = token() !== null
   navigation(signedIn, signOut)
