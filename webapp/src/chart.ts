@@ -2,7 +2,7 @@
 // from the stylesheet, so they follow the light or dark scheme. Each has a text alternative.
 import type { Day } from './api.js'
 import { h, svg } from './dom.js'
-import { day, number } from './format.js'
+import { counted, day, number } from './format.js'
 
 /** Visits per day as a small line, for the links list. */
 export function sparkline(days: Day[]): SVGElement {
@@ -14,7 +14,7 @@ export function sparkline(days: Day[]): SVGElement {
   const total = days.reduce((s, d) => s + d.visits, 0)
   return svg(
     'svg',
-    { class: 'sparkline', viewBox: `0 0 ${w} ${ht}`, width: w, height: ht, role: 'img', 'aria-label': `${number(total)} visits in the last ${days.length} days` },
+    { class: 'sparkline', viewBox: `0 0 ${w} ${ht}`, width: w, height: ht, role: 'img', 'aria-label': `${counted(total, 'visit', 'visits')} in the last ${days.length} days` },
     svg('polyline', { points, fill: 'none', 'stroke-width': 2, 'stroke-linejoin': 'round', 'stroke-linecap': 'round' }),
   )
 }

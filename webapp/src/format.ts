@@ -8,6 +8,8 @@ const count = new Intl.NumberFormat()
 export const when = (iso: string): string => dateTime.format(new Date(iso))
 export const day = (date: string): string => utcDate.format(new Date(`${date}T00:00:00Z`))
 export const number = (n: number): string => count.format(n)
+/** "1 visit", "2 visits" */
+export const counted = (n: number, one: string, many: string): string => `${count.format(n)} ${n === 1 ? one : many}`
 
 /** "2030-01-31T12:00" in local time, for <input type="datetime-local">. */
 export function localInput(iso: string): string {

@@ -2,7 +2,7 @@
 import { blob, get, type Link, type Stats } from './api.js'
 import { dayChart } from './chart.js'
 import { h } from './dom.js'
-import { number, when } from './format.js'
+import { counted, number, when } from './format.js'
 import { loading, screen } from './layout.js'
 import { deleteButton, expiry } from './links-screen.js'
 import { navigate } from './router.js'
@@ -45,7 +45,7 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
       'section',
       { class: 'panel', 'aria-labelledby': 'visits' },
       h('h2', { id: 'visits' }, 'Visits, last 30 days'),
-      h('p', {}, `${number(stats.total)} visits: ${number(stats.humans)} by people, ${number(stats.bots)} by bots and link previews.`),
+      h('p', {}, `${counted(stats.total, 'visit', 'visits')}: ${number(stats.humans)} by people, ${number(stats.bots)} by bots and link previews.`),
       dayChart(stats.days),
     ),
     h(

@@ -25,7 +25,7 @@ export function confirmDialog(opts: { trigger: string; label?: string; title: st
   const { title, text, action } = opts
   const alert = actionAlert()
   const cancel = h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel')
-  const confirm = h('button', { type: 'button', class: 'danger' }, opts.confirm)
+  const confirm = h('button', { type: 'button', class: 'danger solid' }, opts.confirm)
   const heading = h('h2', { id: `dialog-${Math.random().toString(36).slice(2)}` }, title)
   const dialog = h('dialog', { 'aria-labelledby': heading.id }, heading, h('p', {}, text), h('div', { class: 'actions' }, cancel, confirm), alert)
   confirm.addEventListener('click', () =>
