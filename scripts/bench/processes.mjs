@@ -17,7 +17,7 @@ const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => 
 
 /**
  * Starts what `spec` describes ({ kind: 'service', env } | { kind: 'ceiling', workers, links } |
- * { kind: 'api-ceiling' } | { kind: 'nginx', links }) as `name`; resolves to { name, child, pid, url }.
+ * { kind: 'api-ceiling' } | { kind: 'nginx', links }; `env` adds to any node process's environment, `nodeArgs` to its node flags) as `name`; resolves to { name, child, pid, url }.
  */
 export async function start(name, spec, { tmp, database }) {
   const port = await freePort()
@@ -41,12 +41,12 @@ export async function start(name, spec, { tmp, database }) {
     count = Number(env.WORKERS ?? 1)
   } else if (spec.kind === 'ceiling') {
     script = join(BENCH_DIR, 'ceiling.mjs')
-    env = { CEILING_PORT: String(port), CEILING_LINKS: spec.links, CEILING_WORKERS: String(spec.workers ?? 1) }
+    env = { CEILING_PORT: String(port), CEILING_LINKS: spec.links, CEILING_WORKERS: String(spec.workers ?? 1), ...spec.env }
   } else {
     script = join(BENCH_DIR, 'api-ceiling.mjs')
-    env = { CEILING_PORT: String(port), CEILING_DATABASE_URL: database.url }
+    env = { CEILING_PORT: String(port), CEILING_DATABASE_URL: database.url, ...spec.env }
   }
-  const { child } = await startLogged(name, process.execPath, [script], { env: { ...cleanEnv, ...env }, logFile, count })
+  const { child } = await startLogged(name, process.execPath, [...(spec.nodeArgs ?? []), script], { env: { ...cleanEnv, ...env }, logFile, count })
   return { name, child, pid: child.pid, url: `http://127.0.0.1:${port}`, logFile, metricsUrl: undefined }
 }
 

@@ -85,8 +85,9 @@ export function renderTable(rows, memory) {
 
 export function misses(rows, memory) {
   const out = []
-  for (const r of rows) if (r.met === false) out.push(`${r.section}: ${r.figure} (target ${r.target})`)
-  for (const m of memory) if (m.target !== undefined && m.bytes >= m.target) out.push(`${m.figure}: ${(m.bytes / 2 ** 20).toFixed(1)} MB (target < ${m.target / 2 ** 20} MB)`)
+  const why = (r) => (r.why === undefined ? '' : `\n\n  *Where the time goes:* ${r.why}\n`)
+  for (const r of rows) if (r.met === false) out.push(`${r.section}: ${r.figure} (target ${r.target})${why(r)}`)
+  for (const m of memory) if (m.target !== undefined && m.bytes >= m.target) out.push(`${m.figure}: ${(m.bytes / 2 ** 20).toFixed(1)} MB (target < ${m.target / 2 ** 20} MB)${why(m)}`)
   return out
 }
 
@@ -246,6 +247,7 @@ the hash read and one transaction.
 npm run bench                                   # embedded database, 1k links, about 20 minutes (no API ceilings, no 2 workers)
 BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # PostgreSQL: fresh bench_* database, dropped after
 BENCH_LARGE=1 BENCH_ADMIN_URL=... npm run bench # adds the 1M-link set: about 5 minutes more
+BENCH_ADMIN_URL=... npm run profile             # where the CPU goes: docs/profile.md, about 5 minutes
 \`\`\`
 
 Options: BENCH_SECONDS (per point, default 10, at most 15), BENCH_ROUNDS (default 3),

@@ -9,6 +9,7 @@ import { codeFor, databaseVersion, prepareDatabase, seedLarge, seedSmall, totalV
 import { BENCH_DIR, ROOT, killAllNow, runNodeJson, runWrk, sleep, stopAll, treeCpuSeconds, treeMemory } from './lib.mjs'
 import * as O from './options.mjs'
 import { nginxPresent, start, stop } from './processes.mjs'
+import { WHY } from './findings.mjs'
 import { commandLine, commit, machine, misses, renderDoc, renderTable } from './report.mjs'
 import { buildRows, extraRows, rowSpecs } from './rows.mjs'
 import { groups, processes } from './scenarios.mjs'
@@ -160,7 +161,7 @@ async function runAll(plan, specs, files) {
 }
 
 const embeddedNote = () => (database.kind === 'embedded' ? ['includes the embedded PGlite database'] : [])
-const memoryTarget = (spec) => (spec.memory.idle.startsWith('RSS, 1 worker, idle') ? { target: 80 * 2 ** 20, notes: embeddedNote() } : { notes: embeddedNote() })
+const memoryTarget = (spec) => (spec.memory.idle.startsWith('RSS, 1 worker, idle') ? { target: 80 * 2 ** 20, why: WHY.rssIdle, notes: embeddedNote() } : { notes: embeddedNote() })
 
 async function sanityChecks(svc, f) {
   for (const [code, location] of [f.smallLinks[0], f.smallLinks[f.smallLinks.length - 1]]) {

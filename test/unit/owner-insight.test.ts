@@ -208,11 +208,11 @@ drawing('the SVG has one run per stretch of dark modules, offset by the margin, 
 
 drawing('the router matches "/prefix/:param/rest" routes by their rest, and lists every route', () => {
   const r = new Router<string>().add('GET', '/l/:code', 'one').add('GET', '/l/:code/qr', 'qr').add('DELETE', '/l/:code', 'del').add('GET', '/x', 'x')
-  assert.equal(r.find('GET', '/l/abc/qr'), { found: true, value: 'qr', param: 'abc' })
-  assert.equal(r.find('GET', '/l/abc'), { found: true, value: 'one', param: 'abc' })
-  assert.equal(r.find('HEAD', '/l/abc/qr'), { found: true, value: 'qr', param: 'abc' })
+  assert.equal(r.find('GET', '/l/abc/qr'), { found: true, value: 'qr', param: 'abc', path: '/l/:code/qr' })
+  assert.equal(r.find('GET', '/l/abc'), { found: true, value: 'one', param: 'abc', path: '/l/:code' })
+  assert.equal(r.find('HEAD', '/l/abc/qr'), { found: true, value: 'qr', param: 'abc', path: '/l/:code/qr' })
   for (const miss of ['/l//qr', '/l/a/b/qr', '/l/abc/qrx', '/l/abc/', '/l/']) assert.equal(r.find('GET', miss), { found: false, allow: null }, miss)
-  assert.equal(r.find('GET', '/l/qr'), { found: true, value: 'one', param: 'qr' }, 'a code may be "qr"')
+  assert.equal(r.find('GET', '/l/qr'), { found: true, value: 'one', param: 'qr', path: '/l/:code' }, 'a code may be "qr"')
   assert.equal(r.find('POST', '/l/abc/qr'), { found: false, allow: 'GET, HEAD' })
   assert.equal(r.routes(), [
     { method: 'GET', path: '/x' },
