@@ -41,7 +41,7 @@ const heading = (page: Page, name: string | RegExp) => page.getByRole('heading',
 function watch(page: Page, problems: string[]): void {
   page.on('console', (m) => {
     // A 4xx the app asked for on purpose is logged by Chromium as a failed resource; those are expected.
-    if (m.type() === 'error' && !/status of (401|403|404|409|422|429)/.test(m.text())) problems.push(m.text())
+    if (m.type() === 'error' && !/status of (401|403|409|422|429)/.test(m.text())) problems.push(m.text())
   })
   page.on('pageerror', (e) => problems.push(e.message))
 }
