@@ -25,9 +25,9 @@ import type { Logger } from './log.js'
 import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
 import { reportToPrimary, startMetricsServer } from './metrics-server.js'
 import { Passwords } from './passwords/passwords.js'
-import { AppFiles } from './web/static-files.js'
 import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
+import { AppFiles } from './web/static-files.js'
 
 const SESSION_SWEEP_MS = 60_000
 // With SHUTDOWN_TIMEOUT_MS at its 10 s default, a stop takes at most 10 + 3 + 1 + 3 s: inside
