@@ -22,7 +22,8 @@ export async function sessionsScreen(notice?: string): Promise<void> {
     'Sessions',
     notice,
     h('p', {}, 'Every sign-in is a session of its own. End the ones you do not recognise, or all but this one (after losing a device, say).'),
-    h('ul', { class: 'sessions' }, ...sessions.map(sessionItem)),
+    // This one first: it is the one a person looks for, and the one that has no End button.
+    h('ul', { class: 'sessions' }, ...[...sessions].sort((a, b) => Number(b.current) - Number(a.current)).map(sessionItem)),
     h('div', { class: 'actions' }, endOthers, alert),
   )
 }
