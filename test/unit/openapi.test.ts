@@ -13,7 +13,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 
 function routerRoutes(): string[] {
   const deps = { config: loadConfig({}), log: createLogger('error', () => {}) } as unknown as Deps
-  return createApp(deps).routes.map((r) => `${r.method} ${r.path.replace(/:([a-z]+)/g, '{$1}')}`).sort()
+  return createApp(deps).routes.map((r) => `${r.method} ${r.path.replace(/[:*]([a-z]+)/g, '{$1}')}`).sort()
 }
 
 function documentRoutes(): string[] {
