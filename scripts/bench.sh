@@ -30,8 +30,8 @@ if ! command -v nginx >/dev/null; then
 fi
 [ "$missing" = 0 ] || exit 1
 
-# Build only when a source of dist/ is newer than dist/server.js (or it is missing).
-if [ ! -f dist/server.js ] || [ -n "$(find src tsconfig.json tsconfig.build.json package-lock.json -newer dist/server.js -print -quit 2>/dev/null)" ]; then
+# Build only when a source of dist/ is newer than dist/server.js (or it or the web app is missing).
+if [ ! -f dist/server.js ] || [ ! -f dist/app/index.html ] || [ -n "$(find src webapp tsconfig.json tsconfig.build.json package-lock.json -newer dist/server.js -print -quit 2>/dev/null)" ]; then
   echo "bench: dist/ is missing or older than src/: npm run build"
   npm run build --silent
 else

@@ -28,7 +28,7 @@ for (let i = 0; i < 5; i++) {
 }
 await hasher.close()
 
-const service = await startService(config, createLogger('error'), resolve('sql'))
+const service = await startService(config, createLogger('error'), resolve('sql'), resolve('dist/app'))
 const post = (path, body, ip) =>
   fetch(service.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': ip }, body: JSON.stringify(body) })
 const user = { username: `storm${process.pid}`, password: 'correct horse battery', display_name: 'Storm' }

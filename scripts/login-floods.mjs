@@ -23,7 +23,7 @@ import { startService } from '../dist/service.js'
 const wanted = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['timing', 'burst', 'devices', 'patch', 'guess'])
 const dataDir = mkdtempSync(join(tmpdir(), 'login-floods-'))
 const config = loadConfig({ ...process.env, PORT: '0', DATA_DIR: dataDir, TRUST_PROXY: '127.0.0.1', ACCESS_LOG: 'off', LOG_LEVEL: 'error' })
-const service = await startService(config, createLogger('error'), resolve('sql'))
+const service = await startService(config, createLogger('error'), resolve('sql'), resolve('dist/app'))
 const sql = service.db.sql
 const PASSWORD = 'correct horse battery'
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]

@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build coverage
 npx tsc -p tsconfig.json
+# The web app, where the test servers serve it from (test/helpers/server.ts APP_DIR)
+node scripts/build-app.mjs build/app
 npx c8 uvu build/test '\.test\.js$'

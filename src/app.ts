@@ -5,6 +5,7 @@ import { authenticate } from './auth/authenticate.js'
 import { login, logout } from './auth/routes.js'
 import { getSessions, removeOtherSessions, removeSession } from './auth/session-routes.js'
 import { bearerToken } from './auth/tokens.js'
+import { appUrlFor } from './config.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
 import { isConnectionError } from './db/index.js'
 import { checkDeclaredLength, ClientGone, discardBody, hasBody, readJson } from './http/body.js'
@@ -40,11 +41,12 @@ function buildRouter(deps: Deps): Router<Route> {
   const open = (handler: Handler): Route => ({ handler, auth: false, body: 'none', rateLimited: false })
   const authed = (handler: Handler, body: Route['body'] = 'none'): Route => ({ handler, auth: true, body, rateLimited: false })
   const limited = (handler: Handler): Route => ({ handler, auth: false, body: 'json', rateLimited: true })
-  const home: Reply = { status: 301, headers: { location: `${deps.config.appUrl}/` } }
+  // The base URL (and so the default APP_URL) is known once the port is bound: worked out on first use.
+  let home: Reply | undefined
   const openApi = openApiReply()
   // Every route here is described in docs/openapi.json; a test holds the two to each other.
-  return new Router<Route>()
-    .add('GET', '/', open(() => home))
+  const router = new Router<Route>()
+    .add('GET', '/', open(() => (home ??= { status: 301, headers: { location: `${appUrlFor(deps.config, deps.baseUrl)}/` } })))
     .add('GET', `${REDIRECT_PREFIX}:code`, open(redirect))
     .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
     .add('POST', '/api/v1/auth/login', limited(login))
@@ -64,6 +66,14 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('GET', '/api/v1/links/:code/stats', authed(getStats))
     .add('GET', '/api/v1/links/:code/qr', authed(getQr))
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
+  if (deps.config.serveApp) {
+    const file = (ctx: Ctx) => deps.appFiles!.reply(ctx.param, ctx.req.headers['if-none-match'], ctx.req.headers['accept-encoding'])
+    router
+      .add('GET', '/app', open(() => ({ status: 301, headers: { location: `${deps.baseUrl}/app/` } })))
+      .add('GET', '/app/', open(file))
+      .add('GET', '/app/*path', open(file))
+  }
+  return router
 }
 
 /** The path of a request target: origin-form as is, absolute-form reduced to its path. */

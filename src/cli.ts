@@ -3,13 +3,16 @@
 // bin. Same configuration as the service (DATABASE_URL or DATA_DIR); human text by default, JSON
 // with --json; any failure is one line on stderr and a non-zero exit status.
 import { createInterface } from 'node:readline'
+import { BLOCK_COMMANDS } from './cli/blocks.js'
 import { CliError, openMigrated, type CliCommand, type CliContext } from './cli/command.js'
+import { LINK_COMMANDS } from './cli/links.js'
 import { TRANSFER_COMMANDS } from './cli/transfer.js'
+import { USER_COMMANDS } from './cli/users.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import type { Database } from './db/index.js'
 import { createLogger } from './log.js'
 
-const COMMANDS: CliCommand[] = [...TRANSFER_COMMANDS]
+const COMMANDS: CliCommand[] = [...USER_COMMANDS, ...LINK_COMMANDS, ...BLOCK_COMMANDS, ...TRANSFER_COMMANDS]
 
 function usage(): string {
   return ['usage: link-service <command> [--json]', ...COMMANDS.map((c) => `  link-service ${c.usage}`)].join('\n')

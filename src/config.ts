@@ -15,7 +15,10 @@ export interface Config {
   dataDir: string
   /** undefined: derived from the listening port once it is known */
   baseUrl: string | undefined
-  appUrl: string
+  /** undefined: the app this service serves, {BASE_URL}/app (appUrlFor) */
+  appUrl: string | undefined
+  /** serve the web app's files at /app/ */
+  serveApp: boolean
   sessionTtlSeconds: number
   trustProxy: BlockList | undefined
   logLevel: LogLevel
@@ -47,8 +50,6 @@ export interface Config {
   metricsHost: string
 }
 
-export const DEFAULT_APP_URL = 'http://localhost:3000'
-
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>
@@ -61,13 +62,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     throw new ConfigError('WORKERS > 1 needs DATABASE_URL: the embedded database belongs to one process')
   }
   const baseUrl = optionalUrl(env, 'BASE_URL')
-  const appUrl = optionalUrl(env, 'APP_URL') ?? DEFAULT_APP_URL
-  if (new URL(appUrl).search !== '' || new URL(appUrl).hash !== '') {
+  const appUrl = optionalUrl(env, 'APP_URL')
+  const serveApp = oneOf(env, 'SERVE_APP', ['on', 'off'] as const, 'on') === 'on'
+  if (appUrl === undefined && !serveApp) {
+    throw new ConfigError('SERVE_APP=off needs APP_URL: GET / would send browsers to /app/, which is then not served')
+  }
+  if (appUrl !== undefined && (new URL(appUrl).search !== '' || new URL(appUrl).hash !== '')) {
     throw new ConfigError('APP_URL must not have a query or fragment: "/" is appended to it')
   }
   // GET / answers 301 to {APP_URL}/: pointing it at our own root would loop (contract §8).
   const ownBase = baseUrl ?? (port === 0 ? undefined : `http://localhost:${port}`)
-  if (ownBase !== undefined && isSameRoot(appUrl, ownBase)) {
+  if (appUrl !== undefined && ownBase !== undefined && isSameRoot(appUrl, ownBase)) {
     throw new ConfigError(`APP_URL (${appUrl}) must not be the service's own root (${ownBase}): GET / would redirect to itself`)
   }
   const metricsPort = nonEmpty(env.METRICS_PORT) === undefined ? undefined : int(env, 'METRICS_PORT', 0, 0, 65_535)
@@ -81,6 +86,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dataDir: resolve(nonEmpty(env.DATA_DIR) ?? './data'),
     baseUrl,
     appUrl,
+    serveApp,
     sessionTtlSeconds: int(env, 'SESSION_TTL_SECONDS', 86_400, 1, 31_536_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY ?? ''),
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
@@ -109,6 +115,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 /** BASE_URL when set, else http://localhost:{port} with the port actually bound. */
 export function baseUrlFor(config: Config, boundPort: number): string {
   return config.baseUrl ?? `http://localhost:${boundPort}`
+}
+
+/** APP_URL when set, else the app this service serves under its base URL. */
+export function appUrlFor(config: Config, baseUrl: string): string {
+  return config.appUrl ?? `${baseUrl}/app`
 }
 
 /** Same scheme, host and port (URL.origin normalises case and default ports), and path "/". */

@@ -16,6 +16,7 @@ import { clientKey as clientKeyOf } from './ratelimit/client-ip.js'
 import type { LeakyBuckets } from './ratelimit/leaky.js'
 import type { Limiter } from './ratelimit/limiter.js'
 import type { Deadline } from './time-limit.js'
+import type { AppFiles } from './web/static-files.js'
 
 export interface Deps {
   config: Readonly<Config>
@@ -40,6 +41,8 @@ export interface Deps {
   buckets: LeakyBuckets
   /** Prometheus metrics, or NO_METRICS when METRICS_PORT is unset */
   metrics: Metrics
+  /** the web app's files, served at /app/; undefined with SERVE_APP=off */
+  appFiles: AppFiles | undefined
 }
 
 export interface Ctx {

@@ -13,6 +13,10 @@ import { startService } from './service.js'
 const MIGRATIONS_DIR = [new URL('../sql/', import.meta.url), new URL('../../sql/', import.meta.url)]
   .map((u) => fileURLToPath(u))
   .find((dir) => existsSync(join(dir, '0001_init.sql')))!
+// dist/server.js → dist/app, which scripts/build-app.mjs writes; build/src/server.js (the test
+// build) → build/app. Where neither is built, the first: the start then says what is missing.
+const APP_DIRS = [new URL('./app/', import.meta.url), new URL('../app/', import.meta.url)].map((u) => fileURLToPath(u))
+const APP_DIR = APP_DIRS.find((dir) => existsSync(join(dir, 'index.html'))) ?? APP_DIRS[0]!
 const RESTART_DELAY_MS = 1_000
 
 async function main(): Promise<void> {
@@ -40,7 +44,7 @@ async function serve(config: Readonly<Config>, log: Logger): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'))
   log.info('starting', { database: config.databaseUrl === undefined ? `embedded (${config.dataDir})` : 'postgresql' })
 
-  const service = await startService(config, log, MIGRATIONS_DIR)
+  const service = await startService(config, log, MIGRATIONS_DIR, APP_DIR)
   log.info('listening', {
     url: service.url,
     base_url: service.deps.baseUrl,

@@ -27,6 +27,7 @@ import { reportToPrimary, startMetricsServer } from './metrics-server.js'
 import { Passwords } from './passwords/passwords.js'
 import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
+import { AppFiles } from './web/static-files.js'
 
 const SESSION_SWEEP_MS = 60_000
 // With SHUTDOWN_TIMEOUT_MS at its 10 s default, a stop takes at most 10 + 3 + 1 + 3 s: inside
@@ -48,7 +49,10 @@ export interface Service {
   close(): Promise<void>
 }
 
-export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string): Promise<Service> {
+/** `appDir` holds the web app's built files (dist/app), served at /app/ unless SERVE_APP=off. */
+export async function startService(config: Readonly<Config>, log: Logger, migrationsDir: string, appDir: string): Promise<Service> {
+  // Before the database: a build without the app fails at once, with nothing to undo.
+  const appFiles = config.serveApp ? new AppFiles(appDir) : undefined
   let metrics: Metrics = NO_METRICS
   const db = await openDatabase(config.databaseUrl, config.dataDir, config.dbTimeoutMs, () => {
     metrics.poolReplaced()
@@ -130,6 +134,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       passwords,
       buckets,
       metrics,
+      appFiles,
     }
     const app = createApp(deps)
     const server = createServer(

@@ -232,7 +232,7 @@ Statements each request sends to the database, as \`test/http/round-trips.test.t
 | --- | ---: | --- |
 | \`GET /r/{code}\`, cached (hit or known unknown) | 0 | |
 | \`GET /r/{code}\`, not cached | 1 | the batched primary-key read (one statement for all misses of an event-loop turn) |
-| \`POST /api/v1/links\` | 1 | \`create_link()\`: owner lock, count, insert, NOTIFY (sql/0006_fewer_round_trips.sql) |
+| \`POST /api/v1/links\` | 1 | \`create_link()\`: block list, owner lock, count, insert, NOTIFY (sql/0007_abuse_controls.sql) |
 | \`GET /api/v1/links\`, \`GET /api/v1/links/{code}\`, \`GET /api/v1/users/me\` | 1 | one select |
 | \`PATCH /api/v1/links/{code}\`, \`DELETE /api/v1/links/{code}\` | 1 | one update with its NOTIFY |
 | any authenticated request whose session this node has not checked in \`SESSION_CACHE_MS\` | +1 | the session read (+1 more, once a minute, to move \`last_used_at\`) |

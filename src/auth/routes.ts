@@ -1,7 +1,7 @@
 // POST /api/v1/auth/login and /logout (spec §5, contract §3).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { requester, sessionOf, type Ctx } from '../context.js'
-import { invalidCredentials } from '../http/errors.js'
+import { accountDisabled, invalidCredentials } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { noteFailedLogin } from '../ratelimit/password-limits.js'
 import { findLogin, replacePasswordHash } from '../users/queries.js'
@@ -22,6 +22,8 @@ export async function login(ctx: Ctx): Promise<Reply> {
     await ctx.deadline.excluding(sleep(delayMs))
     throw invalidCredentials()
   }
+  // Only after the password: to anyone else a disabled account looks like any other.
+  if (user.disabled) throw accountDisabled()
   const token = generateToken()
   const session = await insertSession(sql, hashToken(token), user, config.sessionTtlSeconds)
   if (session === undefined) throw invalidCredentials() // the password changed meanwhile

@@ -15,9 +15,10 @@ export interface NewSession {
 }
 
 /**
- * A new session for a user whose password hash is still the one just verified; undefined when it
- * is not (changed, or the account deleted, while the hash was being checked). The row lock puts
- * it in order with a password change in flight: a login that raced the change cannot outlive it.
+ * A new session for a user whose password hash is still the one just verified, and who is not
+ * disabled; undefined when that no longer holds (the password changed, or the account was
+ * deleted or disabled, while the hash was being checked). The row lock puts it in order with a
+ * password change in flight: a login that raced the change cannot outlive it.
  */
 export async function insertSession(
   sql: Sql,
@@ -28,7 +29,7 @@ export async function insertSession(
   const [row] = await sql<NewSession[]>`
     insert into sessions (token_hash, user_id, expires_at)
     select ${tokenHash}, id, now() + make_interval(secs => ${ttlSeconds})
-    from users where id = ${user.id} and password_hash = ${user.password_hash}
+    from users where id = ${user.id} and password_hash = ${user.password_hash} and disabled_at is null
     for share
     returning created_at, expires_at`
   return row

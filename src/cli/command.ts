@@ -88,3 +88,24 @@ export function parseArgs(args: string[], valued: string[]): { options: Map<stri
   }
   return { options, flags, rest }
 }
+
+/**
+ * The arguments of a command that takes `count` words and the given `--options` (each with a
+ * value); anything else is refused, so a mistyped option (or a password given as one) never passes.
+ */
+export function expectArgs(args: string[], usage: string, count: number, valued: string[] = []): { words: string[]; options: Map<string, string> } {
+  const { options, flags, rest } = parseArgs(args, valued)
+  const [flag] = flags
+  if (flag !== undefined) throw new CliError(`unknown option --${flag}; usage: link-service ${usage}`)
+  if (rest.length !== count) throw new CliError(`usage: link-service ${usage}`)
+  return { words: rest, options }
+}
+
+/** Usernames are stored in lowercase (as registration does), so `Alice` names alice. */
+export const usernameArg = (name: string): string => name.toLowerCase()
+
+/** Rows as aligned columns, for the human form of a list. */
+export function columns(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n')
+}

@@ -46,7 +46,7 @@ function summary(counts: Record<string, number>): string {
 
 const exportCommand: CliCommand = {
   words: ['export'],
-  usage: 'export [--file F] [--sessions]   all data as JSON Lines (stdout by default)',
+  usage: 'export [--sessions] [--file F]   (all data as JSON Lines; on stdout by default)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['file'])
     const unknown = [...flags].filter((f) => f !== 'sessions').map((f) => `--${f}`)[0] ?? rest[0]
@@ -58,7 +58,7 @@ const exportCommand: CliCommand = {
       const counts = await exportDatabase((await ctx.db()).sql, { sessions }, out.line)
       await out.end()
       // Standard output is the export itself: the summary goes to the log line only.
-      ctx.log.info('exported', { counts, to: 'stdout' })
+      ctx.log.info('admin', { action: 'export', counts, to: 'stdout' })
       return
     }
     // The export holds password hashes: for this user alone, like the database (docs/deploy.md).
@@ -78,7 +78,7 @@ const exportCommand: CliCommand = {
       await rm(file, { force: true })
       throw err
     }
-    ctx.log.info('exported', { counts, to: file })
+    ctx.log.info('admin', { action: 'export', counts, to: file })
     ctx.print(`exported to ${file}: ${summary(counts)}`, { file, counts })
   },
 }
@@ -89,7 +89,7 @@ async function readLines(input: NodeJS.ReadableStream, line: (text: string) => P
 
 const importCommand: CliCommand = {
   words: ['import'],
-  usage: 'import [--file F]                an export into an empty database (stdin by default)',
+  usage: 'import [--file F]   (an export, from stdin by default, into an empty database)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['file'])
     const unknown = [...flags].map((f) => `--${f}`)[0] ?? rest[0]
@@ -103,7 +103,7 @@ const importCommand: CliCommand = {
       const input = handle?.createReadStream() ?? ctx.stdin
       const db = await ctx.db()
       const counts = await transferring(importDatabase(db.sql, (line) => readLines(input, line)))
-      ctx.log.info('imported', { counts, from: file ?? 'stdin' })
+      ctx.log.info('admin', { action: 'import', counts, from: file ?? 'stdin' })
       ctx.print(`imported: ${summary(counts)}`, { counts })
     } finally {
       await handle?.close()
@@ -113,7 +113,7 @@ const importCommand: CliCommand = {
 
 const migrateCommand: CliCommand = {
   words: ['migrate'],
-  usage: 'migrate --from-data-dir DIR      an embedded database into DATABASE_URL (empty)',
+  usage: 'migrate --from-data-dir DIR   (the embedded database in DIR into the empty DATABASE_URL)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['from-data-dir'])
     const unknown = [...flags].map((f) => `--${f}`)[0] ?? rest[0]
@@ -134,7 +134,7 @@ async function migrateFrom(ctx: CliContext, from: string): Promise<void> {
     const target = await ctx.db()
     // Sessions too: a move, not a file left behind; logged-in users stay logged in.
     const counts = await transferring(importDatabase(target.sql, (line) => exportDatabase(source.sql, { sessions: true }, line).then(() => {})))
-    ctx.log.info('migrated', { counts, from })
+    ctx.log.info('admin', { action: 'migrate', counts, from })
     ctx.print(`migrated ${from} into DATABASE_URL: ${summary(counts)}`, { counts })
   } finally {
     await source.close()

@@ -32,6 +32,12 @@ export const currentPasswordIncorrect = () =>
   new HttpError(403, 'CURRENT_PASSWORD_INCORRECT', 'current_password is incorrect')
 export const linkNotFound = () => new HttpError(404, 'LINK_NOT_FOUND', 'no such link')
 export const linkExpired = () => new HttpError(410, 'LINK_EXPIRED', 'this link has expired')
+export const linkDisabled = () => new HttpError(410, 'LINK_DISABLED', 'this link has been disabled')
+/** The owner's change of a link an operator disabled. */
+export const linkLocked = () => new HttpError(403, 'LINK_DISABLED', 'this link has been disabled by an operator; it can only be deleted')
+export const accountDisabled = () => new HttpError(403, 'ACCOUNT_DISABLED', 'this account has been disabled')
+export const urlBlocked = () =>
+  new HttpError(422, 'URL_BLOCKED', 'url: its host is blocked', {}, [{ field: 'url', code: 'INVALID', message: 'its host is blocked' }])
 export const sessionNotFound = () => new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
 export const usernameTaken = () => new HttpError(409, 'USERNAME_TAKEN', 'username is already taken')
 export const codeTaken = () => new HttpError(409, 'CODE_TAKEN', 'code is already in use or was used before')

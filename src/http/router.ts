@@ -1,5 +1,6 @@
 // A small exact-match router: a Map of static paths first, then "prefix + one segment [+ suffix]"
-// patterns. It only says what matched; app.ts turns "no path" into 404 and "no method" into 405.
+// patterns, then "prefix + the rest" (the web app's files). It only says what matched; app.ts
+// turns "no path" into 404 and "no method" into 405.
 
 export type Match<T> =
   | { found: true; value: T; param: string; /** the path as added, "/r/:code" */ path: string }
@@ -18,16 +19,24 @@ interface Pattern<T> {
   entry: Entry<T>
 }
 
+interface Rest<T> {
+  path: string
+  prefix: string
+  entry: Entry<T>
+}
+
 export class Router<T> {
   readonly #static = new Map<string, Entry<T>>()
   readonly #patterns: Array<Pattern<T>> = []
+  readonly #rests: Array<Rest<T>> = []
 
   /**
    * `path` is static ("/api/v1/links") or has one parameter segment, last ("/r/:code") or
-   * followed by a static rest ("/api/v1/links/:code/qr").
+   * followed by a static rest ("/api/v1/links/:code/qr"), or ends in "/*name": any non-empty
+   * rest of the path, slashes included ("/app/*path").
    */
   add(method: string, path: string, value: T): this {
-    const entry = path.includes('/:') ? this.#patternEntry(path) : this.#staticEntry(path)
+    const entry = path.includes('/*') ? this.#restEntry(path) : path.includes('/:') ? this.#patternEntry(path) : this.#staticEntry(path)
     entry.byMethod.set(method, value)
     entry.allow = allowHeader(entry.byMethod)
     return this
@@ -45,6 +54,13 @@ export class Router<T> {
           break
         }
       }
+      for (const r of this.#rests) {
+        if (entry !== undefined) break
+        if (path.length > r.prefix.length && path.startsWith(r.prefix)) {
+          entry = r.entry
+          param = path.slice(r.prefix.length)
+        }
+      }
       if (entry === undefined) return { found: false, allow: null }
     }
     // RFC 9110 9.3.2: HEAD is answered by the GET handler; Node drops the body.
@@ -55,7 +71,7 @@ export class Router<T> {
   /** Every method and path added, in the order added (HEAD is implied by GET). */
   routes(): Array<{ method: string; path: string }> {
     const all = [...this.#static].map(([path, entry]) => ({ path, entry }))
-    all.push(...this.#patterns)
+    all.push(...this.#patterns, ...this.#rests)
     return all.flatMap(({ path, entry }) => [...entry.byMethod.keys()].map((method) => ({ method, path })))
   }
 
@@ -63,6 +79,12 @@ export class Router<T> {
     let entry = this.#static.get(path)
     if (entry === undefined) this.#static.set(path, (entry = { path, byMethod: new Map(), allow: '' }))
     return entry
+  }
+
+  #restEntry(path: string): Entry<T> {
+    let found = this.#rests.find((r) => r.path === path)
+    if (found === undefined) this.#rests.push((found = { path, prefix: path.slice(0, path.indexOf('/*') + 1), entry: { path, byMethod: new Map(), allow: '' } }))
+    return found.entry
   }
 
   #patternEntry(path: string): Entry<T> {

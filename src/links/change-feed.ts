@@ -1,6 +1,7 @@
-// Cross-node cache invalidation: LISTEN on a dedicated connection for changed links and ended
-// sessions. While that connection is down the redirect cache stores nothing new and keeps what it
-// has for at most CACHE_STALE_MS (hot codes redirect through a database outage), and the session
+// Cross-node cache invalidation: LISTEN on a dedicated connection for changed links (a code, or
+// FLUSH_ALL when an operator's change touches links by host) and ended sessions. While that
+// connection is down the redirect cache stores nothing new and keeps what it has for at most
+// CACHE_STALE_MS (hot codes redirect through a database outage), and the session
 // cache is off at once (a revocation must not wait); when the feed is back, both start again from
 // empty, so a notification lost meanwhile leaves nothing stale behind.
 import { randomBytes } from 'node:crypto'
@@ -8,7 +9,7 @@ import postgres from 'postgres'
 import type { SessionCache } from '../auth/session-cache.js'
 import { SESSION_CHANNEL } from '../auth/sessions.js'
 import type { Logger } from '../log.js'
-import { LINK_CHANNEL } from './queries.js'
+import { FLUSH_ALL, LINK_CHANNEL } from './queries.js'
 import type { RedirectCache } from './redirect-cache.js'
 
 const HEARTBEAT_MS = 2_000
@@ -41,7 +42,10 @@ export class LinkChangeFeed {
       onnotice: () => {},
       connection: { application_name: this.applicationName },
       onnotify: (channel: string, payload: string) => {
-        if (channel === LINK_CHANNEL) cache.invalidate(payload)
+        if (channel === LINK_CHANNEL) {
+          if (payload === FLUSH_ALL) cache.clear()
+          else cache.invalidate(payload)
+        }
         else if (channel === SESSION_CHANNEL) sessions.forgetUser(payload)
       },
       onclose: () => this.#lost('connection closed'),

@@ -7,10 +7,11 @@ import { NO_EXPIRY } from './redirect-cache.js'
 
 const MAX_BATCH = 500
 
-/** Where a live code redirects to, and until when (ms since the epoch, or NO_EXPIRY). */
+/** Where a live code redirects to, and until when (ms since the epoch, or NO_EXPIRY); or that an operator stopped it. */
 export interface Target {
   location: string
   expiresAt: number
+  disabled: boolean
 }
 
 type Waiter = { resolve: (target: Target | undefined) => void; reject: (err: unknown) => void }
@@ -42,7 +43,7 @@ export class LocationLoader {
     this.#pending = new Map()
     findLocations(this.sql, [...batch.keys()]).then(
       (rows) => {
-        const found = new Map(rows.map((r) => [r.code, { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY }]))
+        const found = new Map(rows.map((r) => [r.code, { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, disabled: r.disabled }]))
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
       },
       (err: unknown) => {

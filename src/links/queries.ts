@@ -4,6 +4,8 @@ import type { Sql, Tx } from '../db/index.js'
 import { generateCode } from './short-code.js'
 
 export const LINK_CHANNEL = 'link_changed'
+/** The notice on LINK_CHANNEL that every cached code may have changed (the block list did); never a code. */
+export const FLUSH_ALL = '*'
 const GENERATE_ATTEMPTS = 5
 
 export interface LinkRow {
@@ -14,28 +16,38 @@ export interface LinkRow {
   visits: number
   last_visited_at: Date | null
   expires_at: Date | null
+  /** an operator disabled it, or blocked its host (sql/0007_abuse_controls.sql) */
+  disabled: boolean
 }
 
 const columns = (sql: Sql | Tx) =>
-  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at`
+  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at,
+      (disabled_at is not null or host_domains && array(select host from blocked_hosts)) as disabled`
 
-export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user'
+export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked'
+
+/** A url as it is written: as sent, its Location form and its host. */
+export interface UrlForms {
+  url: string
+  location: string
+  host: string
+}
 
 /**
- * Creates a link in one round trip (create_link in sql/0006_fewer_round_trips.sql): under the
- * owner's row lock, so the cap holds under any concurrency. A requested code that exists, live or
- * deleted, is 'taken'; generated ones are tried in turn.
+ * Creates a link in one round trip (create_link in sql/0007_abuse_controls.sql): under the
+ * owner's row lock, so the cap holds under any concurrency. A blocked host is 'blocked'; a
+ * requested code that exists, live or deleted, is 'taken'; generated ones are tried in turn.
  */
 export async function insertLink(
   sql: Sql,
   userId: string,
-  link: { url: string; location: string; code?: string; expiresAt: Date | null },
+  link: UrlForms & { code?: string; expiresAt: Date | null },
   maxLinks: number,
 ): Promise<CreateResult> {
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
-    select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL})`
-  if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user'
+    select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL})`
+  if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
     code: r!.r_code,
     url: r!.r_url,
@@ -44,6 +56,7 @@ export async function insertLink(
     visits: r!.r_visits,
     last_visited_at: r!.r_last_visited_at,
     expires_at: r!.r_expires_at,
+    disabled: false, // its host was just checked, and no operator has seen it yet
   }
 }
 
@@ -73,35 +86,46 @@ export async function findLink(sql: Sql, userId: string, code: string): Promise<
 
 /** What a PATCH changes: an absent field stays; an expiry of null clears it. */
 export interface LinkChange {
-  url?: { url: string; location: string }
+  url?: UrlForms
   expiresAt?: Date | null
 }
 
-/** One statement, so one round trip: the change and the notice to every node commit together. */
-export async function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | undefined> {
+/**
+ * One statement, so one round trip: the change and the notice to every node commit together.
+ * Refused when the link is not the owner's live link ('not-found'), an operator disabled it
+ * ('disabled'), or the new url's host is blocked ('blocked'); only then a second read says which.
+ */
+export async function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | 'not-found' | 'disabled' | 'blocked'> {
   const keepExpiry = change.expiresAt === undefined
+  const newHost = change.url?.host ?? null
   // updated_at moves forward by at least a millisecond, the precision clients see.
   const [row] = await sql<LinkRow[]>`
     with changed as (
       update links set
         url = coalesce(${change.url?.url ?? null}::text, url),
         location = coalesce(${change.url?.location ?? null}::text, location),
+        host_domains = case when ${newHost}::text is null then host_domains else domains_of(${newHost}::text) end,
         expires_at = case when ${keepExpiry}::boolean then expires_at else ${change.expiresAt ?? null}::timestamptz end,
         updated_at = greatest(now(), updated_at + interval '1 millisecond')
-      where code = ${code} and user_id = ${userId} and deleted_at is null
+      where code = ${code} and user_id = ${userId} and deleted_at is null and disabled_at is null
+        and not (${newHost}::text is not null and host_blocked(${newHost}::text))
       returning ${columns(sql)}
     )
     select changed.*, pg_notify(${LINK_CHANNEL}, changed.code)::text as notified from changed`
-  if (row === undefined) return undefined
-  const { notified: _, ...link } = row as LinkRow & { notified: unknown }
-  return link
+  if (row !== undefined) {
+    const { notified: _, ...link } = row as LinkRow & { notified: unknown }
+    return link
+  }
+  const [why] = await sql<{ disabled: boolean }[]>`
+    select disabled_at is not null as disabled from links where code = ${code} and user_id = ${userId} and deleted_at is null`
+  return why === undefined ? 'not-found' : why.disabled ? 'disabled' : 'blocked'
 }
 
 /** Leaves a tombstone: the code answers 404 from now on and is never assigned again. */
 export async function deleteLink(sql: Sql, userId: string, code: string): Promise<boolean> {
   const rows = await sql`
     with gone as (
-      update links set user_id = null, url = null, location = null, deleted_at = now()
+      update links set user_id = null, url = null, location = null, host_domains = null, deleted_at = now()
       where code = ${code} and user_id = ${userId} and deleted_at is null
       returning code
     )
@@ -109,8 +133,25 @@ export async function deleteLink(sql: Sql, userId: string, code: string): Promis
   return rows.length === 1
 }
 
-/** The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and the expiry. */
-export function findLocations(sql: Sql, codes: string[]): Promise<Array<{ code: string; location: string; expires_at: Date | null }>> {
-  return sql<Array<{ code: string; location: string; expires_at: Date | null }>>`
-    select code, location, expires_at from links where code = any(${codes}::text[]) and deleted_at is null`
+export interface LocationRow {
+  code: string
+  location: string
+  expires_at: Date | null
+  /** the link, its owner or its host is disabled by an operator: 410, whatever the expiry */
+  disabled: boolean
+}
+
+/**
+ * The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and
+ * the expiry, and whether an operator stopped it: the link, its owner (a primary-key join) or
+ * its host (the domains of the link's host overlap the block list, read once for the statement).
+ * Decided here, when a code is loaded, so the cached answer is all a redirect needs; every
+ * operator's change tells the nodes to forget what they cached.
+ */
+export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
+  return sql<LocationRow[]>`
+    select l.code, l.location, l.expires_at,
+           (l.disabled_at is not null or u.disabled_at is not null or l.host_domains && array(select host from blocked_hosts)) as disabled
+    from links l join users u on u.id = l.user_id
+    where l.code = any(${codes}::text[]) and l.deleted_at is null`
 }

@@ -1,4 +1,5 @@
-// The redirect cache: code → ready Location, or a short-lived "unknown", within a byte budget.
+// The redirect cache: code → ready Location, "disabled" (by an operator), or a short-lived
+// "unknown", within a byte budget.
 // Eviction is CLOCK (second chance), an approximation of least-recently-used in which a hit only
 // sets a flag: the hot path never reorders the Map, so it allocates nothing. Writes bump an
 // epoch, so a read that raced a write can never store what it read before the write. An entry
@@ -7,15 +8,17 @@
 const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
 const MISSING_ENTRY_BYTES = ENTRY_OVERHEAD_BYTES
 
-/** What `get` knows: a Location, MISSING for a code known not to exist, EXPIRED, or undefined. */
+/** What `get` knows: a Location, MISSING for a code known not to exist, EXPIRED, DISABLED, or undefined. */
 export const MISSING = null
 export const EXPIRED = false
+/** An operator stopped the link (or its owner, or its host): kept like a Location, until a change is notified. */
+export const DISABLED = 0
 /** The expiry of a link that never expires. */
 export const NO_EXPIRY = Infinity
 
 interface Entry {
-  /** the Location, or null for "unknown" */
-  location: string | null
+  /** the Location, DISABLED, or null for "unknown" */
+  location: string | typeof DISABLED | null
   /** for "unknown": until when (ms, monotonic) */
   until: number
   /** the link's expiry (ms since the epoch, wall clock), or NO_EXPIRY */
@@ -57,11 +60,12 @@ export class RedirectCache {
     return this.#epoch
   }
 
-  get(code: string): string | typeof MISSING | typeof EXPIRED | undefined {
+  get(code: string): string | typeof MISSING | typeof EXPIRED | typeof DISABLED | undefined {
     const entry = this.#entries.get(code)
     if (entry === undefined) return undefined
     if (entry.location !== null) {
       entry.used = true
+      if (entry.location === DISABLED) return DISABLED
       // The clock is read only for links that expire.
       if (entry.expiresAt !== NO_EXPIRY && entry.expiresAt <= this.wallNow()) return EXPIRED
       return entry.location
@@ -72,10 +76,10 @@ export class RedirectCache {
   }
 
   /**
-   * Stores what the database said (a Location or undefined, and the link's expiry), unless a write
-   * happened since `epoch`.
+   * Stores what the database said (a Location, DISABLED or undefined, and the link's expiry),
+   * unless a write happened since `epoch`.
    */
-  set(code: string, location: string | undefined, epoch: number, expiresAt: number = NO_EXPIRY): void {
+  set(code: string, location: string | typeof DISABLED | undefined, epoch: number, expiresAt: number = NO_EXPIRY): void {
     if (!this.#enabled || epoch !== this.#epoch) return
     if (location === undefined && this.negativeMs === 0) return
     const cost = costOf(location ?? null)
@@ -141,8 +145,8 @@ export class RedirectCache {
   }
 }
 
-function costOf(location: string | null): number {
-  return location === null ? MISSING_ENTRY_BYTES : entryBytes(location)
+function costOf(location: string | typeof DISABLED | null): number {
+  return location === null || location === DISABLED ? MISSING_ENTRY_BYTES : entryBytes(location)
 }
 
 /** What an entry for this Location counts against CACHE_MAX_BYTES (the bench sizes its sets by it). */

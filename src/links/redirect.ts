@@ -1,14 +1,15 @@
 // GET|HEAD /r/{code} (contract §5): the one home of the redirect decision. A plain request is
 // answered here (servePlain), from the cache or after one batched read, with no Reply, no Error
 // and no JSON built; any other goes through the app's dispatch to `redirect`. Both end in the
-// same three answers: 302 to the precomputed Location, 404, or 410 once the link has expired.
+// same answers: 302 to the precomputed Location, 404, or 410 once the link has expired or an
+// operator has disabled it (the link, its owner or its host: decided when the code is loaded).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Ctx, Deps } from '../context.js'
 import { trackResponse } from '../http/client-errors.js'
-import { linkExpired, linkNotFound } from '../http/errors.js'
+import { linkDisabled, linkExpired, linkNotFound } from '../http/errors.js'
 import { NOSNIFF, prerender, sendPrerendered, type Reply } from '../http/reply.js'
 import type { Target } from './location-loader.js'
-import { EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
+import { DISABLED, EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
 import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
 import { isShortCode } from './short-code.js'
@@ -94,6 +95,7 @@ function visit(deps: Deps, req: IncomingMessage, code: string, visitor: Visitor)
 
 const NOT_FOUND = prerender(linkNotFound())
 const GONE = prerender(linkExpired())
+const STOPPED = prerender(linkDisabled())
 
 /** How the app hears that a plain request was answered (its log line, its metrics), or failed. */
 export interface Answered {
@@ -101,11 +103,15 @@ export interface Answered {
   failed(err: unknown, req: IncomingMessage, res: ServerResponse, requestId: string): void
 }
 
-/** What the cache or the database said of a code: its Location, MISSING or EXPIRED. */
-type Known = string | typeof MISSING | typeof EXPIRED
+/** What the cache or the database said of a code: its Location, MISSING, EXPIRED or DISABLED. */
+type Known = string | typeof MISSING | typeof EXPIRED | typeof DISABLED
 
 const knownOf = (target: Target | undefined, now: number): Known =>
-  target === undefined ? MISSING : target.expiresAt <= now ? EXPIRED : target.location
+  target === undefined ? MISSING : target.disabled ? DISABLED : target.expiresAt <= now ? EXPIRED : target.location
+
+/** What the cache keeps of a target: its Location (with its expiry), DISABLED, or undefined (unknown). */
+const cachedOf = (target: Target | undefined): string | typeof DISABLED | undefined =>
+  target === undefined ? undefined : target.disabled ? DISABLED : target.location
 
 /**
  * The hot path, for a request to `path` (which starts with REDIRECT_PREFIX): a plain one (see
@@ -130,7 +136,7 @@ export function servePlain(deps: Deps, app: Answered, req: IncomingMessage, res:
   trackResponse(req, res)
   new Deadline(deps.config.dbTimeoutMs).run(deps.locations.load(code)).then(
     (target) => {
-      cache.set(code, target?.location, epoch, target?.expiresAt ?? NO_EXPIRY)
+      cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
       answer(deps, req, res, code, knownOf(target, Date.now()), 'miss', visitor, requestId)
       app.answered(req, path, res.statusCode, started, requestId)
     },
@@ -150,6 +156,9 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, code: str
   } else if (known === EXPIRED) {
     deps.metrics.redirect('expired')
     sendPrerendered(res, GONE, requestId)
+  } else if (known === DISABLED) {
+    deps.metrics.redirect('disabled')
+    sendPrerendered(res, STOPPED, requestId)
   } else {
     deps.metrics.redirect(outcome)
     visit(deps, req, code, visitor)
@@ -168,7 +177,7 @@ export function redirect(ctx: Ctx): Reply | Promise<Reply> {
   if (cached !== undefined) return replyFor(ctx, code, cached, 'hit')
   const epoch = cache.epoch
   return ctx.deps.locations.load(code).then((target: Target | undefined) => {
-    cache.set(code, target?.location, epoch, target?.expiresAt ?? NO_EXPIRY)
+    cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
     return replyFor(ctx, code, knownOf(target, Date.now()), 'miss')
   })
 }
@@ -182,6 +191,10 @@ function replyFor(ctx: Ctx, code: string, known: Known, outcome: 'hit' | 'miss')
   if (known === EXPIRED) {
     metrics.redirect('expired')
     throw linkExpired()
+  }
+  if (known === DISABLED) {
+    metrics.redirect('disabled')
+    throw linkDisabled()
   }
   metrics.redirect(outcome)
   const h = ctx.req.headers

@@ -1,10 +1,11 @@
 // /api/v1/links (contract §4): the JSON API of links. The redirect itself lives in redirect.ts.
 import { sessionOf, type Ctx } from '../context.js'
-import { codeTaken, linkLimitExceeded, linkNotFound, unauthorized } from '../http/errors.js'
+import { codeTaken, linkLimitExceeded, linkLocked, linkNotFound, unauthorized, urlBlocked } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { deleteLink, findLink, insertLink, listLinks, updateLink, type LinkRow } from './queries.js'
 import { shortUrl } from './redirect.js'
 import { isShortCode } from './short-code.js'
+import { hostOf } from './hosts.js'
 import { parseLinkChange, parseLinkCreate, toLocation } from './validate.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
@@ -18,14 +19,16 @@ const present = (baseUrl: string, link: LinkRow) => ({
   visits: link.visits,
   last_visited_at: link.last_visited_at?.toISOString() ?? null,
   expires_at: link.expires_at?.toISOString() ?? null,
+  disabled: link.disabled,
 })
 
 export async function createLink(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   const input = parseLinkCreate(ctx.body)
   const { sql, cache, baseUrl } = ctx.deps
-  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url) }, MAX_LINKS_PER_ACCOUNT)
+  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url) }, MAX_LINKS_PER_ACCOUNT)
   if (result === 'no-user') throw unauthorized()
+  if (result === 'blocked') throw urlBlocked()
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
   if (result === 'taken') throw codeTaken()
   cache.invalidate(result.code)
@@ -48,9 +51,12 @@ export async function patchLink(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
-  const change = { url: url === undefined ? undefined : { url, location: toLocation(url) }, expiresAt }
+  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, expiresAt }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
-  if (link === undefined) throw linkNotFound()
+  if (link === 'not-found') throw linkNotFound()
+  // An operator's decision stands: the owner may delete the link, not change it.
+  if (link === 'disabled') throw linkLocked()
+  if (link === 'blocked') throw urlBlocked()
   ctx.deps.cache.invalidate(code)
   return json(200, present(ctx.deps.baseUrl, link))
 }

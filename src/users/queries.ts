@@ -27,9 +27,16 @@ export async function insertUser(
   }
 }
 
-export async function findLogin(sql: Sql, username: string): Promise<{ id: string; password_hash: string } | undefined> {
-  const [row] = await sql<{ id: string; password_hash: string }[]>`
-    select id, password_hash from users where username = ${username}`
+export interface LoginRow {
+  id: string
+  password_hash: string
+  /** an operator disabled the account: it may not log in */
+  disabled: boolean
+}
+
+export async function findLogin(sql: Sql, username: string): Promise<LoginRow | undefined> {
+  const [row] = await sql<LoginRow[]>`
+    select id, password_hash, disabled_at is not null as disabled from users where username = ${username}`
   return row
 }
 
@@ -94,7 +101,7 @@ export async function deleteUser(sql: Sql, id: string): Promise<string[]> {
     // no user after (insertLink takes the same lock).
     await tx`select 1 from users where id = ${id} for update`
     const codes = await tx<{ code: string }[]>`
-      update links set user_id = null, url = null, location = null, deleted_at = now()
+      update links set user_id = null, url = null, location = null, host_domains = null, deleted_at = now()
       where user_id = ${id} and deleted_at is null
       returning code`
     await tx`select pg_notify(${LINK_CHANNEL}, code) from unnest(${codes.map((c) => c.code)}::text[]) as code`

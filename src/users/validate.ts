@@ -35,6 +35,14 @@ export function parseRegistration(body: Record<string, unknown>): Registration {
   return { username: username!.toLowerCase(), password: password!, displayName: displayName! }
 }
 
+/** A new password alone (the admin CLI's reset): the registration rules. */
+export function parseNewPassword(password: string): string {
+  const f = new Fields({ password })
+  const checked = f.string('password', PASSWORD)
+  f.check()
+  return checked!
+}
+
 /** Login checks only shape: any length may be tried, it just will not match (contract §3). */
 export function parseCredentials(body: Record<string, unknown>): Credentials {
   const f = new Fields(body)

@@ -1,7 +1,9 @@
 // Runs the admin CLI as an operator would: its own process, configured by the environment,
 // secrets on standard input. The test build's entry point is build/src/cli.js.
 import { spawn } from 'node:child_process'
+import * as assert from 'uvu/assert'
 import { resolve } from 'node:path'
+import { freshDataDir, startServer, type TestServer } from './server.js'
 
 const CLI = resolve('build/src/cli.js')
 
@@ -37,4 +39,38 @@ export function cliEnv(dataDir: string | undefined, extra: Record<string, string
   return process.env.DATABASE_URL !== undefined
     ? { DATABASE_URL: process.env.DATABASE_URL, ...extra }
     : { DATA_DIR: dataDir, ...extra }
+}
+
+// A cheap hash: the CLI tests check behaviour, not strength (as the test servers do).
+const CHEAP_HASH = { ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1' }
+
+/** The CLI against the test database: DATABASE_URL if set, else the embedded `dataDir`. */
+export const admin = (dataDir: string | undefined, args: string[], input = ''): Promise<CliResult> => runCli(args, cliEnv(dataDir, CHEAP_HASH), input)
+
+/** The JSON lines the CLI logged on stderr (its admin actions). */
+export const adminLog = (r: CliResult): Array<Record<string, unknown>> =>
+  r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
+
+/**
+ * A database of its own for a CLI test file: on the embedded engine a fresh DATA_DIR; on
+ * PostgreSQL undefined (DATABASE_URL is the one the tests share).
+ */
+export const cliDataDir = async (): Promise<string | undefined> => (process.env.DATABASE_URL === undefined ? freshDataDir() : undefined)
+
+/**
+ * A service on the CLI tests' database while `use` runs. On the embedded engine only one process
+ * may hold DATA_DIR, so a test runs the CLI between such calls, never during one.
+ */
+export async function withServer<T>(dataDir: string | undefined, use: (srv: TestServer) => Promise<T>): Promise<T> {
+  const srv = await startServer(dataDir === undefined ? {} : { DATA_DIR: dataDir })
+  try {
+    return await use(srv)
+  } finally {
+    await srv.close()
+  }
+}
+
+/** Asserts that `actual` has the fields of `expected` with their values (and perhaps more). */
+export function assertFields(actual: Record<string, unknown> | undefined, expected: Record<string, unknown>): void {
+  assert.equal(Object.fromEntries(Object.keys(expected).map((k) => [k, actual?.[k]])), expected)
 }

@@ -12,6 +12,8 @@ import { createLogger } from '../../src/log.js'
 import { startService, type Service } from '../../src/service.js'
 
 export const MIGRATIONS_DIR = resolve('sql')
+/** The test build's web app (scripts/test.sh builds it there) */
+export const APP_DIR = resolve('build/app')
 const ROOT = mkdtempSync(join(tmpdir(), 'link-service-test-'))
 const TEMPLATE = join(ROOT, 'template')
 let template: Promise<void> | undefined
@@ -22,7 +24,7 @@ process.once('exit', () => rmSync(ROOT, { recursive: true, force: true }))
 export async function freshDataDir(): Promise<string> {
   template ??= (async () => {
     const config = loadConfig({ DATA_DIR: TEMPLATE, PORT: '0', LOG_LEVEL: 'error', ARGON2_MEMORY_KIB: '8', ARGON2_ITERATIONS: '1' })
-    const service = await startService(config, createLogger('error', () => {}), MIGRATIONS_DIR)
+    const service = await startService(config, createLogger('error', () => {}), MIGRATIONS_DIR, APP_DIR)
     await service.close()
   })()
   await template
@@ -58,7 +60,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
   })
   const logs: string[] = []
   const log = createLogger(config.logLevel, (text) => logs.push(...text.trimEnd().split('\n')))
-  const service = await startService(config, log, MIGRATIONS_DIR)
+  const service = await startService(config, log, MIGRATIONS_DIR, APP_DIR)
   return {
     url: service.url,
     service,

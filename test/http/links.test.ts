@@ -9,7 +9,7 @@ const BASE_URL = 'https://sho.rt'
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const CODE = /^[0-9A-Za-z]{8}$/
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
-const LINK_FIELDS = ['code', 'created_at', 'expires_at', 'last_visited_at', 'short_url', 'updated_at', 'url', 'visits']
+const LINK_FIELDS = ['code', 'created_at', 'disabled', 'expires_at', 'last_visited_at', 'short_url', 'updated_at', 'url', 'visits']
 
 /** A random, well-formed custom code (62^8 of them: no clash with another test). */
 function randomCode(): string {
@@ -29,6 +29,7 @@ function assertFreshLink(link: any, url: string): void {
   assert.is(link.visits, 0)
   assert.is(link.last_visited_at, null)
   assert.is(link.expires_at, null)
+  assert.is(link.disabled, false)
 }
 
 /** Asserts a JSON error body with this status and code. */

@@ -23,10 +23,10 @@ test('misses of one event-loop turn are one query; each caller gets its own answ
   const c = counting(srv.service.db.sql)
   const loader = new LocationLoader(c.sql)
   const results = await Promise.all([a.code, b.code, 'Unkn0wnX', a.code].map((code) => loader.load(code)))
-  const a1 = { location: 'https://a.example/', expiresAt: Infinity }
-  assert.equal(results, [a1, { location: 'https://b.example/%C3%A4', expiresAt: Infinity }, undefined, a1])
+  const a1 = { location: 'https://a.example/', expiresAt: Infinity, disabled: false }
+  assert.equal(results, [a1, { location: 'https://b.example/%C3%A4', expiresAt: Infinity, disabled: false }, undefined, a1])
   assert.is(c.count(), 1)
-  assert.equal(await loader.load(b.code), { location: 'https://b.example/%C3%A4', expiresAt: Infinity })
+  assert.equal(await loader.load(b.code), { location: 'https://b.example/%C3%A4', expiresAt: Infinity, disabled: false })
   assert.is(c.count(), 2, 'a later turn is a new query')
 })
 
@@ -37,6 +37,7 @@ test('an expiring link comes with its expiry, to the millisecond', async ({ srv 
   assert.equal(await new LocationLoader(srv.service.db.sql).load(link.code), {
     location: 'https://example.com/',
     expiresAt: Date.parse('2031-02-03T04:05:06.789Z'),
+    disabled: false,
   })
 })
 

@@ -11,8 +11,15 @@ const test = serverSuite('PostgresLimiter')
 // spec §8: burst 5; a denied request gets Retry-After
 test('twenty concurrent takes for one key allow exactly five', async ({ srv }) => {
   const limiter = new PostgresLimiter(srv.service.db.sql)
-  const key = randomIp()
-  const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.take(key)))
+  // The bucket refills one token per 200 ms, so only takes that all finish within 200 ms of the
+  // first prove the count; a slower burst (a busy machine) is tried again with a fresh key.
+  let decisions: Awaited<ReturnType<PostgresLimiter['take']>>[]
+  for (let attempt = 1; ; attempt++) {
+    const key = randomIp()
+    const started = performance.now()
+    decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.take(key)))
+    if (performance.now() - started < 200 || attempt === 5) break
+  }
   limiter.close()
   assert.is(decisions.filter((d) => d.allowed).length, 5)
   for (const d of decisions.filter((d) => !d.allowed)) {

@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { pathOf } from '../../src/app.js'
-import { baseUrlFor, ConfigError, DEFAULT_APP_URL, loadConfig, parseTrustProxy } from '../../src/config.js'
+import { appUrlFor, baseUrlFor, ConfigError, loadConfig, parseTrustProxy } from '../../src/config.js'
 import { addCorsHeaders, isPreflight, preflightHeaders } from '../../src/http/cors.js'
 
 function names(list: string | undefined): string[] {
@@ -78,7 +78,8 @@ config('loadConfig({}) gives the documented defaults', () => {
   assert.is(c.databaseUrl, undefined)
   assert.is(c.dataDir, resolve('./data'))
   assert.is(c.baseUrl, undefined)
-  assert.is(c.appUrl, DEFAULT_APP_URL)
+  assert.is(c.appUrl, undefined)
+  assert.is(c.serveApp, true)
   assert.is(c.sessionTtlSeconds, 86_400)
   assert.is(c.trustProxy, undefined)
   assert.is(c.logLevel, 'info')
@@ -179,10 +180,23 @@ config('APP_URL equal to BASE_URL is refused', () => {
 // BASE_URL is left to its default http://localhost:{PORT}
 config('APP_URL naming our own root is refused in any spelling, and with the default BASE_URL', () => {
   throwsConfig(() => loadConfig({ BASE_URL: 'https://Sho.rt:443', APP_URL: 'https://sho.rt' }), /APP_URL/)
-  throwsConfig(() => loadConfig({ PORT: '3000' }), /APP_URL/) // default APP_URL is http://localhost:3000
   throwsConfig(() => loadConfig({ PORT: '9000', APP_URL: 'http://LOCALHOST:9000/' }), /APP_URL/)
   assert.is(loadConfig({ BASE_URL: 'https://sho.rt', APP_URL: 'https://sho.rt/app' }).appUrl, 'https://sho.rt/app')
-  assert.is(loadConfig({ PORT: '0' }).appUrl, DEFAULT_APP_URL)
+})
+
+// issue 11: with APP_URL unset, GET / brings a browser to the app this service serves
+config('APP_URL defaults to {BASE_URL}/app, on any port', () => {
+  assert.is(appUrlFor(loadConfig({ PORT: '3000' }), 'http://localhost:3000'), 'http://localhost:3000/app')
+  assert.is(appUrlFor(loadConfig({ BASE_URL: 'https://sho.rt/' }), 'https://sho.rt'), 'https://sho.rt/app')
+  assert.is(appUrlFor(loadConfig({ APP_URL: 'https://app.example/' }), 'https://sho.rt'), 'https://app.example')
+})
+
+// issue 11: the app is served unless turned off, and then / must be told where the app is
+config('SERVE_APP is on or off, and off needs APP_URL', () => {
+  assert.is(loadConfig({ SERVE_APP: 'off', APP_URL: 'https://app.example' }).serveApp, false)
+  assert.is(loadConfig({ SERVE_APP: 'on', APP_URL: 'https://app.example' }).serveApp, true)
+  throwsConfig(() => loadConfig({ SERVE_APP: 'off' }), /SERVE_APP=off needs APP_URL/)
+  throwsConfig(() => loadConfig({ SERVE_APP: 'no' }), /SERVE_APP/)
 })
 
 // contract §5: / → 301 to {APP_URL}/ — a query or fragment would end up before that "/"

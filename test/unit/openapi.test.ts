@@ -13,7 +13,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 
 function routerRoutes(): string[] {
   const deps = { config: loadConfig({}), log: createLogger('error', () => {}) } as unknown as Deps
-  return createApp(deps).routes.map((r) => `${r.method} ${r.path.replace(/:([a-z]+)/g, '{$1}')}`).sort()
+  return createApp(deps).routes.map((r) => `${r.method} ${r.path.replace(/[:*]([a-z]+)/g, '{$1}')}`).sort()
 }
 
 function documentRoutes(): string[] {
@@ -66,7 +66,7 @@ test('every $ref resolves, operationIds are unique, every response documents X-R
 
 test('the response check refuses what the document does not describe', () => {
   const headers = new Headers({ 'x-request-id': 'r1', 'content-type': 'application/json; charset=utf-8' })
-  const link = { code: 'aZ3kP9qR', url: 'https://e.x/', short_url: 'https://sho.rt/r/aZ3kP9qR', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', visits: 0, last_visited_at: null, expires_at: null }
+  const link = { code: 'aZ3kP9qR', url: 'https://e.x/', short_url: 'https://sho.rt/r/aZ3kP9qR', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', visits: 0, last_visited_at: null, expires_at: null, disabled: false }
   const ok = { status: 200, headers, text: JSON.stringify(link), body: link }
   checkResponse('GET', '/api/v1/links/aZ3kP9qR', {}, ok)
   assert.throws(() => checkResponse('GET', '/api/v1/links/aZ3kP9qR', {}, { ...ok, body: { ...link, extra: 1 } }), /body does not match/)

@@ -4,7 +4,7 @@
 // serve a stale Location).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { MISSING, RedirectCache } from '../../src/links/redirect-cache.js'
+import { DISABLED, EXPIRED, MISSING, RedirectCache } from '../../src/links/redirect-cache.js'
 
 /** A cache on a fake clock; `at(ms)` moves the clock. */
 function fakeCache(maxBytes: number, negativeMs = 5_000): { cache: RedirectCache; at(ms: number): void } {
@@ -256,3 +256,36 @@ enabled('setEnabled(true) starts again from empty and stores again', () => {
 })
 
 enabled.run()
+
+// ---------------------------------------------------------------------------------------------
+
+const stopped = suite('redirect cache: links an operator disabled (issue 12)')
+
+stopped('a disabled code is DISABLED until invalidated, past negativeMs and past its expiry', () => {
+  let wall = 1_000
+  let now = 0
+  const cache = new RedirectCache(1 << 20, 5_000, () => now, () => wall)
+  cache.set('off00000', DISABLED, cache.epoch, 2_000)
+  assert.is(cache.get('off00000'), DISABLED)
+  now = 60_000
+  wall = 3_000
+  assert.is(cache.get('off00000'), DISABLED, 'not a short-lived negative entry, and disabled comes before expired')
+  cache.invalidate('off00000')
+  assert.is(cache.get('off00000'), undefined)
+  assert.is(cache.bytes, 0)
+})
+
+stopped('DISABLED is neither MISSING nor EXPIRED, and costs what an unknown code costs', () => {
+  const { cache } = fakeCache(1 << 20)
+  cache.set('off00000', DISABLED, cache.epoch)
+  cache.set('nope0000', undefined, cache.epoch)
+  assert.is.not(cache.get('off00000'), MISSING)
+  assert.is.not(cache.get('off00000'), EXPIRED)
+  cache.clear()
+  cache.set('nope0000', undefined, cache.epoch)
+  const unknown = cache.bytes
+  cache.set('off00000', DISABLED, cache.epoch)
+  assert.is(cache.bytes, 2 * unknown)
+})
+
+stopped.run()

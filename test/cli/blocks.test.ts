@@ -1,0 +1,77 @@
+// link-service block ... (issue 12): a blocked host, and its subdomains, cannot be a link target;
+// links already made to it answer 410 until it is removed from the list.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { call, newLink, newUser, uniqueName } from '../helpers/api.js'
+import { admin, adminLog, assertFields, cliDataDir, withServer } from '../helpers/cli.js'
+
+const test = suite<{ dir: string | undefined }>('link-service block')
+test.before(async (ctx) => {
+  ctx.dir = await cliDataDir()
+})
+
+test('a blocked host: its links and its subdomains\' answer 410, create and PATCH to it answer 422 URL_BLOCKED; removing it restores them', async ({ dir }) => {
+  const host = `${uniqueName('bad')}.example`
+  const { user, direct, sub, elsewhere } = await withServer(dir, async (srv) => {
+    const user = await newUser(srv.url)
+    return {
+      user,
+      direct: (await newLink(srv.url, user.token, `https://${host}/a`)).code as string,
+      sub: (await newLink(srv.url, user.token, `http://www.${host}:8080/b`)).code as string,
+      elsewhere: (await newLink(srv.url, user.token, `https://not-${host}/c`)).code as string,
+    }
+  })
+  // Any letter case and a trailing dot name the same host.
+  const r = await admin(dir, ['block', 'add', `${host.toUpperCase()}.`])
+  assert.is(r.status, 0, r.stderr)
+  assert.is(r.stdout, `blocked ${host}\n`)
+  assertFields(adminLog(r)[0], { action: 'block.add', host, changed: true })
+  await withServer(dir, async (srv) => {
+    const token = user.token
+    for (const code of [direct, sub]) {
+      const gone = await call(srv.url, 'GET', `/r/${code}`)
+      assert.equal([gone.status, gone.body.code], [410, 'LINK_DISABLED'], code)
+      assert.is((await call(srv.url, 'GET', `/api/v1/links/${code}`, { token })).body.disabled, true)
+    }
+    assert.is((await call(srv.url, 'GET', `/r/${elsewhere}`)).status, 302, 'a host that merely ends alike is not blocked')
+    for (const url of [`https://${host}/new`, `https://deep.www.${host.toUpperCase()}./x`]) {
+      const created = await call(srv.url, 'POST', '/api/v1/links', { token, body: { url } })
+      assert.equal([created.status, created.body.code], [422, 'URL_BLOCKED'], url)
+      assert.equal(created.body.errors, [{ field: 'url', code: 'INVALID', message: 'its host is blocked' }])
+      const patched = await call(srv.url, 'PATCH', `/api/v1/links/${elsewhere}`, { token, body: { url } })
+      assert.equal([patched.status, patched.body.code], [422, 'URL_BLOCKED'], url)
+    }
+    // The owner may point a link of a blocked host elsewhere: it then redirects again.
+    const moved = await call(srv.url, 'PATCH', `/api/v1/links/${direct}`, { token, body: { url: 'https://example.com/' } })
+    assert.equal([moved.status, moved.body.disabled], [200, false])
+    assert.is((await call(srv.url, 'GET', `/r/${direct}`)).status, 302)
+  })
+  const list = await admin(dir, ['block', 'list', '--json'])
+  assertFields((JSON.parse(list.stdout) as Array<Record<string, unknown>>).find((b) => b.host === host), { host, links: 1 })
+  const removed = await admin(dir, ['block', 'remove', host])
+  assert.is(removed.status, 0, removed.stderr)
+  assertFields(adminLog(removed)[0], { action: 'block.remove', host })
+  await withServer(dir, async (srv) => {
+    assert.is((await call(srv.url, 'GET', `/r/${sub}`)).status, 302)
+    assert.is((await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://${host}/again` } })).status, 201)
+  })
+})
+
+test('block list as text; a second add says so; an invalid host, or removing one not blocked, is refused in one line', async ({ dir }) => {
+  const host = `${uniqueName('list')}.example`
+  assert.is((await admin(dir, ['block', 'add', host])).status, 0)
+  assert.equal(JSON.parse((await admin(dir, ['block', 'add', host, '--json'])).stdout), { action: 'block.add', host, changed: false })
+  const text = await admin(dir, ['block', 'list'])
+  assert.match(text.stdout, /^HOST +LINKS +BLOCKED AT/)
+  assert.match(text.stdout, new RegExp(`\\n${host.replace(/\./g, '\\.')} +0 `))
+  for (const bad of ['https://evil.example/', 'evil.example:8080', '*.evil.example', 'user@evil.example', '']) {
+    const r = await admin(dir, ['block', 'add', bad])
+    assert.is(r.status, 1, bad)
+    assert.match(r.stderr, /^link-service: not a host name: /)
+  }
+  const r = await admin(dir, ['block', 'remove', `never-${host}`])
+  assert.equal([r.status, r.stderr], [1, `link-service: not blocked: never-${host}\n`])
+  assert.is((await admin(dir, ['block', 'remove', host])).status, 0)
+})
+
+test.run()

@@ -1,0 +1,141 @@
+// The one API client: every response becomes data or an ApiError that carries the contract's
+// code, the field errors by field, and Retry-After. Only the public API, same origin, no cookies.
+import { token } from './session.js'
+
+export interface User {
+  id: string
+  username: string
+  display_name: string
+  created_at: string
+}
+
+export interface Login {
+  token: string
+  created_at: string
+  expires_at: string
+}
+
+export interface Link {
+  code: string
+  url: string
+  short_url: string
+  created_at: string
+  updated_at: string
+  visits: number
+  last_visited_at: string | null
+  expires_at: string | null
+}
+
+export interface Day {
+  date: string
+  visits: number
+  humans: number
+  bots: number
+  uniques: number
+}
+
+export interface Stats {
+  code: string
+  from: string
+  to: string
+  total: number
+  humans: number
+  bots: number
+  days: Day[]
+  referrers: Array<{ host: string; visits: number }>
+}
+
+export interface Session {
+  id: string
+  created_at: string
+  expires_at: string
+  last_used_at: string
+  current: boolean
+}
+
+/** What people read for each code the API can answer; the API's own message otherwise. */
+const MESSAGES: Record<string, string> = {
+  INVALID_CREDENTIALS: 'The username or password is incorrect.',
+  UNAUTHORIZED: 'Your session has ended. Sign in again to continue.',
+  USERNAME_TAKEN: 'This username is taken. Choose another one.',
+  CODE_TAKEN: 'This code is in use or was used before. Choose another one, or leave it empty.',
+  LINK_LIMIT_EXCEEDED: 'You already own 50 links, the most an account may have. Delete one to make room.',
+  LINK_NOT_FOUND: 'There is no such link: it was deleted, or it is not yours.',
+  SESSION_NOT_FOUND: 'That session has already ended.',
+  CURRENT_PASSWORD_INCORRECT: 'The current password is incorrect.',
+  REQUEST_BODY_TOO_LARGE: 'That is too much to send (the limit is 64 KiB).',
+  SERVICE_UNAVAILABLE: 'The service is busy or cannot reach its database. Try again in a moment.',
+  INTERNAL_ERROR: 'Something went wrong on the server. Try again; if it keeps happening, tell the operator.',
+  NETWORK: 'The service cannot be reached. Check your connection and try again.',
+}
+
+/** Errors about one field of a form, though the API reports them on the whole request. */
+const FIELD_OF: Record<string, string> = {
+  USERNAME_TAKEN: 'username',
+  CODE_TAKEN: 'code',
+  CURRENT_PASSWORD_INCORRECT: 'current_password',
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** field → message, from the 422's `errors` (and the codes in FIELD_OF) */
+    readonly fields: Record<string, string>,
+    /** seconds, from Retry-After (429, 503); 0 when absent */
+    readonly retryAfter: number,
+    readonly requestId: string | null,
+  ) {
+    super(message)
+  }
+}
+
+let unauthorized: () => void = () => {}
+/** What to do when the API no longer accepts the token (main.ts: back to sign-in, keeping the place). */
+export function whenUnauthorized(fn: () => void): void {
+  unauthorized = fn
+}
+
+const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1) + (/[.!?]$/.test(s) ? '' : '.')
+
+async function send(method: string, path: string, body?: unknown): Promise<Response> {
+  const headers: Record<string, string> = {}
+  const bearer = token()
+  if (bearer !== null) headers.authorization = `Bearer ${bearer}`
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  let res: Response
+  try {
+    res = await fetch(`/api/v1${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'omit',
+      cache: 'no-store',
+    })
+  } catch {
+    throw new ApiError(0, 'NETWORK', MESSAGES.NETWORK!, {}, 0, null)
+  }
+  if (res.ok) return res
+  let data: { code?: string; message?: string; errors?: Array<{ field: string; message: string }> } = {}
+  try {
+    data = await res.json()
+  } catch {
+    // a proxy's HTML error page: the status says enough
+  }
+  const code = data.code ?? `HTTP_${res.status}`
+  const fields: Record<string, string> = {}
+  for (const e of data.errors ?? []) fields[e.field] ??= sentence(e.message)
+  const message = MESSAGES[code] ?? sentence(data.message ?? `The service answered ${res.status}.`)
+  if (FIELD_OF[code] !== undefined) fields[FIELD_OF[code]!] = message
+  const err = new ApiError(res.status, code, message, fields, Number(res.headers.get('retry-after') ?? 0) || 0, res.headers.get('x-request-id'))
+  if (code === 'UNAUTHORIZED' && bearer !== null) unauthorized()
+  throw err
+}
+
+export const get = async <T>(path: string): Promise<T> => (await send('GET', path)).json() as Promise<T>
+export const post = async <T>(path: string, body?: unknown): Promise<T> => (await send('POST', path, body)).json() as Promise<T>
+export const patch = async <T>(path: string, body: unknown): Promise<T> => (await send('PATCH', path, body)).json() as Promise<T>
+/** For 204 answers. */
+export const act = async (method: 'POST' | 'DELETE', path: string): Promise<void> => void (await send(method, path))
+export const blob = async (path: string): Promise<Blob> => (await send('GET', path)).blob()

@@ -1,0 +1,44 @@
+// Small pieces several screens share: the copy button and the confirmation dialog.
+import { h, announce } from './dom.js'
+import { actionAlert, run } from './forms.js'
+
+/** A button that copies `text`, saying so in the status line. */
+export function copyButton(text: string, what: string): HTMLButtonElement {
+  return h('button', { type: 'button', class: 'copy', 'aria-label': `Copy ${what}`, onclick: () => void copy(text) }, 'Copy')
+}
+
+async function copy(text: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text)
+    announce(`Copied ${text}`)
+  } catch {
+    // No clipboard access (a plain-http address is not a secure context): select it for Ctrl+C.
+    announce(`Could not copy. Select the address and copy it yourself: ${text}`)
+  }
+}
+
+/**
+ * A modal dialog (the browser's own <dialog>: focus stays inside, Escape cancels) that runs
+ * `action` on confirmation and shows its error inside the dialog, next to the button.
+ */
+export function confirmDialog(opts: { trigger: string; label?: string; title: string; text: string; confirm: string; action: () => Promise<void> }): HTMLButtonElement {
+  const { title, text, action } = opts
+  const alert = actionAlert()
+  const cancel = h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel')
+  const confirm = h('button', { type: 'button', class: 'danger solid' }, opts.confirm)
+  const heading = h('h2', { id: `dialog-${Math.random().toString(36).slice(2)}` }, title)
+  const dialog = h('dialog', { 'aria-labelledby': heading.id }, heading, h('p', {}, text), h('div', { class: 'actions' }, cancel, confirm), alert)
+  confirm.addEventListener('click', () =>
+    void run(dialog, alert, confirm, async () => {
+      await action()
+      dialog.close()
+    }),
+  )
+  dialog.addEventListener('close', () => dialog.remove())
+  const open = () => {
+    document.body.append(dialog)
+    dialog.showModal()
+    cancel.focus()
+  }
+  return h('button', { type: 'button', class: 'danger', 'aria-label': opts.label, onclick: open }, opts.trigger)
+}
