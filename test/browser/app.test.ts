@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert'
 import { call, login, newUser, uniqueName, type User } from '../helpers/api.js'
 import { assertAccessible, browserAvailable, launchBrowser, screenshot } from '../helpers/browser.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
+import { disableLink } from '../../src/admin/links.js'
 import { within } from '../helpers/wait.js'
 
 const PASSWORD = 'correct horse battery'
@@ -309,6 +310,24 @@ if (browserAvailable()) {
     assert.not.ok(await button.isDisabled())
     await button.click()
     await heading(page, 'Your links')
+  })
+
+  // issue 12 (abuse controls) as the app shows them: a disabled link says so, offers no Edit, and
+  // the API's 403 LINK_DISABLED for an edit shows as a message next to the form
+  test('a link the operator disabled shows as disabled, without Edit, and an edit is refused with a message', async (ctx) => {
+    const { page } = ctx
+    const token = await tabToken(page)
+    const made = await call(ctx.srv.url, 'POST', '/api/v1/links', { token, body: { url: 'https://example.com/stopped' } })
+    const code = (made.body as { code: string }).code
+    assert.ok(await disableLink(ctx.srv.service.db.sql, code, 'phishing'))
+    await page.goto(app(ctx, 'links'))
+    await heading(page, 'Your links')
+    const card = page.getByRole('listitem').filter({ hasText: `/r/${code}` })
+    await card.getByText('Disabled by the operator').waitFor()
+    assert.is(await card.getByRole('link', { name: `Edit ${code}` }).count(), 0)
+    await page.goto(app(ctx, `links/${code}/edit`))
+    await page.getByRole('button', { name: /Save/ }).click()
+    await page.getByText('The operator has disabled this link: it cannot be changed, only deleted.').waitFor()
   })
 
   test('sign out ends the session on the server and returns to sign-in', async (ctx) => {

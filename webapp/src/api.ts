@@ -24,6 +24,8 @@ export interface Link {
   visits: number
   last_visited_at: string | null
   expires_at: string | null
+  /** an operator stopped it (the link, its owner's account or its target's host): it answers 410 */
+  disabled: boolean
 }
 
 export interface Day {
@@ -61,6 +63,9 @@ const MESSAGES: Record<string, string> = {
   CODE_TAKEN: 'This code is in use or was used before. Choose another one, or leave it empty.',
   LINK_LIMIT_EXCEEDED: 'You already own 50 links, the most an account may have. Delete one to make room.',
   LINK_NOT_FOUND: 'There is no such link: it was deleted, or it is not yours.',
+  LINK_DISABLED: 'The operator has disabled this link: it cannot be changed, only deleted.',
+  URL_BLOCKED: 'Links to this host are not allowed here.',
+  ACCOUNT_DISABLED: 'This account has been disabled by the operator.',
   SESSION_NOT_FOUND: 'That session has already ended.',
   CURRENT_PASSWORD_INCORRECT: 'The current password is incorrect.',
   REQUEST_BODY_TOO_LARGE: 'That is too much to send (the limit is 64 KiB).',
@@ -73,6 +78,7 @@ const MESSAGES: Record<string, string> = {
 const FIELD_OF: Record<string, string> = {
   USERNAME_TAKEN: 'username',
   CODE_TAKEN: 'code',
+  URL_BLOCKED: 'url',
   CURRENT_PASSWORD_INCORRECT: 'current_password',
 }
 

@@ -4,7 +4,7 @@ import { dayChart } from './chart.js'
 import { h } from './dom.js'
 import { counted, number, when } from './format.js'
 import { loading, screen } from './layout.js'
-import { deleteButton, expiry } from './links-screen.js'
+import { deleteButton, expiry, stopped } from './links-screen.js'
 import { navigate } from './router.js'
 import { copyButton } from './widgets.js'
 
@@ -32,12 +32,12 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
         h('div', {}, h('dt', {}, 'Visits'), h('dd', {}, number(link.visits))),
         h('div', {}, h('dt', {}, 'Last visit'), h('dd', {}, link.last_visited_at === null ? 'None yet' : when(link.last_visited_at))),
         h('div', {}, h('dt', {}, 'Created'), h('dd', {}, when(link.created_at))),
-        h('div', {}, h('dt', {}, 'Expiry'), h('dd', {}, expiry(link))),
+        h('div', {}, h('dt', {}, 'Expiry'), h('dd', { class: stopped(link) ? 'warn' : '' }, expiry(link))),
       ),
       h(
         'div',
         { class: 'actions' },
-        h('a', { class: 'button', href: `/app/links/${code}/edit`, 'data-nav': true }, 'Edit'),
+        link.disabled ? null : h('a', { class: 'button', href: `/app/links/${code}/edit`, 'data-nav': true }, 'Edit'),
         deleteButton(link, () => navigate('/app/links', `Deleted ${code}.`, true)),
       ),
     ),

@@ -20,7 +20,14 @@ export async function linksScreen(notice?: string): Promise<void> {
 }
 
 export const expiry = (link: Link): string =>
-  link.expires_at === null ? 'Never expires' : `${expired(link.expires_at) ? 'Expired' : 'Expires'} ${when(link.expires_at)}`
+  link.disabled
+    ? 'Disabled by the operator'
+    : link.expires_at === null
+      ? 'Never expires'
+      : `${expired(link.expires_at) ? 'Expired' : 'Expires'} ${when(link.expires_at)}`
+
+/** The link no longer redirects: expired, or disabled by the operator. */
+export const stopped = (link: Link): boolean => link.disabled || (link.expires_at !== null && expired(link.expires_at))
 
 export const deleteButton = (link: Link, after: () => void): HTMLButtonElement =>
   confirmDialog({
@@ -53,13 +60,14 @@ function linkItem(link: Link): HTMLLIElement {
       { class: 'facts' },
       h('div', {}, h('dt', {}, 'Visits'), h('dd', {}, number(link.visits), spark)),
       h('div', {}, h('dt', {}, 'Created'), h('dd', {}, when(link.created_at))),
-      h('div', {}, h('dt', {}, 'Expiry'), h('dd', { class: link.expires_at !== null && expired(link.expires_at) ? 'warn' : '' }, expiry(link))),
+      h('div', {}, h('dt', {}, 'Expiry'), h('dd', { class: stopped(link) ? 'warn' : '' }, expiry(link))),
     ),
     h(
       'div',
       { class: 'actions' },
       h('a', { class: 'button', href: `/app/links/${link.code}`, 'data-nav': true, 'aria-label': `Details of ${link.code}` }, 'Details'),
-      h('a', { class: 'button', href: `/app/links/${link.code}/edit`, 'data-nav': true, 'aria-label': `Edit ${link.code}` }, 'Edit'),
+      // A disabled link may not be edited (403 LINK_DISABLED), only deleted.
+      link.disabled ? null : h('a', { class: 'button', href: `/app/links/${link.code}/edit`, 'data-nav': true, 'aria-label': `Edit ${link.code}` }, 'Edit'),
       deleteButton(link, () => navigate('/app/links', `Deleted ${link.code}.`, true)),
     ),
   )
