@@ -1,0 +1,44 @@
+// Writes the export stream (transfer-format.ts) of one database, read in one snapshot, row by row
+// through cursors so that a million links never sit in memory at once.
+import type { Sql } from '../db/index.js'
+import { FORMAT, presentTables, schemaVersion, VERSION, type Header, type Trailer } from './transfer-format.js'
+
+const CURSOR_ROWS = 1_000
+
+export interface ExportOptions {
+  /** include sessions (their token digests): logged-in users stay logged in */
+  sessions: boolean
+}
+
+/** Hands each line (without its newline) to `line`, awaiting it; returns the rows per table. */
+export async function exportDatabase(
+  sql: Sql,
+  options: ExportOptions,
+  line: (text: string) => Promise<void>,
+): Promise<Record<string, number>> {
+  // One repeatable-read transaction: every table as of one moment, while the service writes on.
+  return sql.begin('isolation level repeatable read read only', async (tx) => {
+    // PostgreSQL renders each value (row_to_json): timestamps with their microseconds, bigints
+    // whole, bytea as hex. In UTC, so that equal data gives equal bytes on any server.
+    await tx`set local time zone 'UTC'`
+    // The snapshot waits on a slow reader of the output; the service's own bound is for requests.
+    await tx`set local idle_in_transaction_session_timeout = 0`
+    const header: Header = { format: FORMAT, version: VERSION, schema: await schemaVersion(tx), exported_at: new Date().toISOString() }
+    await line(JSON.stringify(header))
+    const counts: Record<string, number> = {}
+    for (const table of await presentTables(tx)) {
+      if (table.sessions && !options.sessions) continue
+      const prefix = `{"table":${JSON.stringify(table.name)},"row":`
+      let n = 0
+      const rows = tx<{ row: string }[]>`select row_to_json(t)::text as row from ${tx(table.name)} t order by ${tx(table.key)}`
+      for await (const batch of rows.cursor(CURSOR_ROWS)) {
+        for (const { row } of batch) await line(prefix + row + '}')
+        n += batch.length
+      }
+      counts[table.name] = n
+    }
+    const trailer: Trailer = { counts }
+    await line(JSON.stringify(trailer))
+    return counts
+  })
+}

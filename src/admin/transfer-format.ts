@@ -1,0 +1,58 @@
+// The export stream (issue 12): JSON Lines. A header, then one line per row of the tables below in
+// this order (a row's references come before it), then a trailer with each table's row count, so a
+// truncated stream is refused on import. Which tables move, and why: docs/decisions.md, "Export".
+import type { Sql, Tx } from '../db/index.js'
+
+export const FORMAT = 'link-service-export'
+export const VERSION = 1
+
+export interface Table {
+  name: string
+  /** the primary key: rows are written in its order, so two exports of equal data are equal */
+  key: string[]
+  /** only with `export --sessions` (and always with `migrate`) */
+  sessions?: true
+  /** a later migration's table: exported when this database has it */
+  optional?: true
+}
+
+export const TABLES: readonly Table[] = [
+  { name: 'users', key: ['id'] },
+  { name: 'sessions', key: ['token_hash'], sessions: true },
+  // Tombstones included: a deleted code stays unusable (contract §4).
+  { name: 'links', key: ['code'] },
+  { name: 'visit_days', key: ['code', 'day'] },
+  { name: 'visit_referrers', key: ['code', 'day', 'host'] },
+  // Today's distinct visitors; without them today's unique count would start again from zero.
+  { name: 'visit_hashes', key: ['day', 'code', 'hash'] },
+  { name: 'blocked_hosts', key: ['host'], optional: true },
+]
+
+export interface Header {
+  format: typeof FORMAT
+  version: typeof VERSION
+  /** the latest migration applied to the exported database: an import needs the same */
+  schema: number
+  exported_at: string
+}
+
+/** The last line: rows written per table. */
+export interface Trailer {
+  counts: Record<string, number>
+}
+
+/** Bad input or a database that cannot take it: a one-line reason, nothing written. */
+export class TransferError extends Error {}
+
+export async function schemaVersion(sql: Sql | Tx): Promise<number> {
+  const [row]: [{ version: number }?] = await sql`select coalesce(max(version), 0)::int as version from schema_migrations`
+  return row!.version
+}
+
+/** The tables of TABLES that this database has (an optional one may be missing). */
+export async function presentTables(sql: Sql | Tx): Promise<Table[]> {
+  const names = TABLES.map((t) => t.name)
+  const rows: { name: string }[] = await sql`select name from unnest(${names}::text[]) as name where to_regclass(name) is not null`
+  const present = new Set(rows.map((r) => r.name))
+  return TABLES.filter((t) => present.has(t.name))
+}
