@@ -3,22 +3,22 @@
 // each says what the design would have to give up to meet the target.
 export const WHY = {
   hotApi:
-    'Counting the visit. A cached redirect costs the service about twice the ceiling\'s CPU (docs/profile.md, ' +
-    '"cached redirect": the same node:http parsing and socket write, and on top of them the visit that every GET ' +
-    'redirect records, its fold into per-link, per-day counts, the flush each VISIT_FLUSH_MS that the driver ' +
-    'serializes and a PostgreSQL backend applies on the same two cores, and the garbage of all that). Our own ' +
-    'modules on the path (redirect.js, redirect-cache.js, request-id) are a few percent of the profile. In an A/B ' +
-    'experiment with VisitCounter.record made a no-op (not a setting: the spec counts every GET redirect) the ' +
-    'same service measured 0.95× of the ceiling; with VISIT_STATS=off (totals only) 0.90×. Meeting 0.90× with the ' +
-    'per-day statistics on would need them to cost under 5% of a redirect; they cost about 10%.',
+    'Counting the visit, and noise. In docs/profile.md ("cached redirect") the service\'s process spends ' +
+    'within about a tenth more CPU per cached redirect than the ceiling (the same node:http parsing and ' +
+    'socket write, plus the visit each GET redirect records and its fold), and its PostgreSQL backend a few ' +
+    'µs more to apply the flush, on the two cores wrk also uses; our own modules on the path (redirect.js, ' +
+    'redirect-cache.js, request-id) are a few percent of the profile. A single profiled round may reach ' +
+    '0.9×; the bench\'s median over three is lower, and min–max shows the swing. In an A/B experiment with ' +
+    'VisitCounter.record made a no-op (not a setting: the spec counts every GET redirect) the service ' +
+    'measured 0.95× of the ceiling, and with VISIT_STATS=off (totals only) 0.90×.',
   hotAll:
-    'The access line, on top of the above: each redirect\'s JSON line is formatted and written to the log, about ' +
-    'a sixth of the rate (compare the ACCESS_LOG=api row, same round). A busy service should run with ' +
+    'The access line, on top of the above: each redirect\'s JSON line is formatted and written to the log, between ' +
+    'an eighth and a sixth of the rate (compare the ACCESS_LOG=api row, same round). A busy service should run with ' +
     'ACCESS_LOG=api (README); the default keeps every request visible, as the contract\'s logging asks.',
   hot2:
     'Not measurable fairly here: two workers, wrk and PostgreSQL (which applies both workers\' visit flushes) ' +
     'share two cores. The 2-process ceiling itself gains little over one process (its row), and the service ' +
-    'with two workers was slower than with one: each worker keeps its own cache and flushes its own visits, ' +
+    'with two workers was no faster than with one: each worker keeps its own cache and flushes its own visits, ' +
     'and the processes preempt each other. On a machine with cores to spare for the load generator and the ' +
     'database, the ratio should follow the 1-worker row.',
   statsRatio:
@@ -52,4 +52,19 @@ export const WHY = {
     '56 MB; each KDF thread is a V8 isolate of about 9 MB, and the first password hash (the dummy that makes ' +
     'an unknown username cost what a known one does) touches ARGON2_MEMORY_KIB (19 MiB) that the thread keeps. ' +
     'KDF_THREADS=1 saves about 10 MB.',
+  api:
+    'What the ceiling skips and the service must do, then noise. docs/profile.md ("create link") puts a ' +
+    'create at about twice the ceiling\'s CPU both in the service\'s process (body reading, validation, ' +
+    'URL parsing for the host, the rate limit, the time limit, the JSON answer) and in PostgreSQL ' +
+    '(create_link(): the owner\'s row lock and count for the 50-link cap, the block-list check and the ' +
+    'host\'s domains since issue 12, where the ceiling does one insert). List and patch likewise carry the ' +
+    '`disabled` flag and the block-list check. Each request is still one statement ' +
+    '(test/http/round-trips.test.ts holds it to that): what is left is work per request, not waiting. ' +
+    'And a database write here swings by half from round to round (min–max): the run at 6ecd32e, before ' +
+    'the abuse controls, measured all four at 0.87–0.93×.',
+  metrics:
+    'Mostly noise: two services identical but for METRICS_PORT, measured back to back, swing by a fifth ' +
+    'here (1.19 in the run at 6ecd32e, the same code path). What METRICS_PORT adds per redirect is an ' +
+    'increment of a pre-bound counter and one histogram observation; with it unset, the path touches ' +
+    'nothing (src/metrics.ts, NO_METRICS).',
 }
