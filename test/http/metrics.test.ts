@@ -9,6 +9,7 @@ import { suite } from 'uvu'
 import { loadConfig, ConfigError } from '../../src/config.js'
 import { call, newLink, newUser, randomIp } from '../helpers/api.js'
 import { serverSuite, startServer } from '../helpers/server.js'
+import { disableLink } from '../../src/admin/links.js'
 
 const scrape = async (url: string) => {
   const res = await fetch(`${url}/metrics`)
@@ -67,6 +68,16 @@ test('redirects are counted by outcome, and requests by route pattern and status
   const scanned = (await scrape(srv.service.metricsUrl!)).text
   assert.not.match(scanned, /no\/such/)
   assert.ok((sample(scanned, 'link_service_http_requests_total{route="unmatched",status_class="4xx"}') ?? 0) >= 2)
+})
+
+test('a redirect an operator stopped is counted as disabled', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const link = await newLink(srv.url, user.token)
+  assert.ok(await disableLink(srv.service.db.sql, link.code, null))
+  const before = sample((await scrape(srv.service.metricsUrl!)).text, 'link_service_redirects_total{outcome="disabled"}') ?? 0
+  assert.is((await call(srv.url, 'GET', `/r/${link.code}`)).status, 410)
+  const after = sample((await scrape(srv.service.metricsUrl!)).text, 'link_service_redirects_total{outcome="disabled"}') ?? 0
+  assert.is(after - before, 1)
 })
 
 test('states are read when scraped: cache, visits waiting, hashes, database pool, process defaults', async ({ srv }) => {
