@@ -70,6 +70,10 @@ async function runCli(argv: string[], config: Readonly<Config>): Promise<void> {
     stdin: process.stdin,
     readSecret,
     log: createLogger('info', (text) => process.stderr.write(text)),
+    report(human, value) {
+      this.log.info('admin', value)
+      this.print(human, value)
+    },
   }
   try {
     await found.command.run(ctx, found.args)

@@ -5,14 +5,11 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { MIGRATIONS_DIR } from './db/migrate.js'
 import { createLogger, type Logger } from './log.js'
 import { clusterScrape, startMetricsServer } from './metrics-server.js'
 import { startService } from './service.js'
 
-// dist/server.js → ../sql; build/src/server.js (the test build) → ../../sql
-const MIGRATIONS_DIR = [new URL('../sql/', import.meta.url), new URL('../../sql/', import.meta.url)]
-  .map((u) => fileURLToPath(u))
-  .find((dir) => existsSync(join(dir, '0001_init.sql')))!
 // dist/server.js → dist/app, which scripts/build-app.mjs writes; build/src/server.js (the test
 // build) → build/app. Where neither is built, the first: the start then says what is missing.
 const APP_DIRS = [new URL('./app/', import.meta.url), new URL('../app/', import.meta.url)].map((u) => fileURLToPath(u))

@@ -16,8 +16,7 @@ const add: CliCommand = {
   async run(ctx, args) {
     const host = hostArg(expectArgs(args, this.usage, 1).words[0]!)
     const changed = await blockHost((await ctx.db()).sql, host)
-    ctx.log.info('admin', { action: 'block.add', host, changed })
-    ctx.print(`${changed ? 'blocked' : 'already blocked:'} ${host}`, { action: 'block.add', host, changed })
+    ctx.report(`${changed ? 'blocked' : 'already blocked:'} ${host}`, { action: 'block.add', host, changed })
   },
 }
 

@@ -1,11 +1,8 @@
 // What every admin command gets: the service's configuration, its database (migrated), a way to
 // print human text or JSON, and secrets read from standard input, never from the arguments.
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Config } from '../config.js'
 import { openDatabase, type Database } from '../db/index.js'
-import { migrate } from '../db/migrate.js'
+import { migrate, MIGRATIONS_DIR } from '../db/migrate.js'
 import type { Logger } from '../log.js'
 
 /** A command's refusal: printed as one line on stderr, exit status 1 (or `status`). */
@@ -33,6 +30,8 @@ export interface CliContext {
   readSecret(prompt: string): Promise<string>
   /** admin actions: one JSON line each, on stderr, saying what changed */
   log: Logger
+  /** an admin action done: its log line ("admin", the value) and its answer (print) at once */
+  report(human: string, value: { action: string } & Record<string, unknown>): void
 }
 
 /** `words` names the command ("user create"); `run` gets what follows them. */
@@ -41,11 +40,6 @@ export interface CliCommand {
   usage: string
   run(ctx: CliContext, args: string[]): Promise<void>
 }
-
-// dist/cli/command.js → ../../sql; build/src/cli/command.js (the test build) → ../../../sql
-export const MIGRATIONS_DIR = [new URL('../../sql/', import.meta.url), new URL('../../../sql/', import.meta.url)]
-  .map((u) => fileURLToPath(u))
-  .find((dir) => existsSync(join(dir, '0001_init.sql')))!
 
 export async function openMigrated(config: Readonly<Config>): Promise<Database> {
   let db: Database

@@ -49,8 +49,7 @@ const disable: CliCommand = {
     const reason = options.get('reason') ?? null
     const result = await disableLink((await ctx.db()).sql, code, reason)
     if (result === undefined) throw noSuchLink(code)
-    ctx.log.info('admin', { action: 'link.disable', code, reason, changed: result.changed })
-    ctx.print(`${result.changed ? 'disabled' : 'already disabled:'} ${code}`, { action: 'link.disable', code, reason, changed: result.changed })
+    ctx.report(`${result.changed ? 'disabled' : 'already disabled:'} ${code}`, { action: 'link.disable', code, reason, changed: result.changed })
   },
 }
 
@@ -61,8 +60,7 @@ const enable: CliCommand = {
     const code = codeArg(expectArgs(args, this.usage, 1).words[0]!)
     const result = await enableLink((await ctx.db()).sql, code)
     if (result === undefined) throw noSuchLink(code)
-    ctx.log.info('admin', { action: 'link.enable', code, changed: result.changed })
-    ctx.print(`${result.changed ? 'enabled' : 'already enabled:'} ${code}`, { action: 'link.enable', code, changed: result.changed })
+    ctx.report(`${result.changed ? 'enabled' : 'already enabled:'} ${code}`, { action: 'link.enable', code, changed: result.changed })
   },
 }
 

@@ -79,9 +79,7 @@ const reset: CliCommand = {
     const password = validated(() => parseNewPassword(secret))
     const result = await resetPassword(sql, username, await hashPassword(ctx, password))
     if (result === undefined) throw noSuchUser(username) // deleted while the password was hashed
-    ctx.log.info('admin', { action: 'user.reset-password', username, sessions_ended: result.sessionsEnded })
-    const value = { action: 'user.reset-password', username, sessions_ended: result.sessionsEnded }
-    ctx.print(`new password set for ${username}; ${result.sessionsEnded} session(s) ended`, value)
+    ctx.report(`new password set for ${username}; ${result.sessionsEnded} session(s) ended`, { action: 'user.reset-password', username, sessions_ended: result.sessionsEnded })
   },
 }
 
@@ -92,9 +90,8 @@ const disable: CliCommand = {
     const username = usernameArg(expectArgs(args, this.usage, 1).words[0]!)
     const result = await disableUser((await ctx.db()).sql, username)
     if (result === undefined) throw noSuchUser(username)
-    ctx.log.info('admin', { action: 'user.disable', username, changed: result.changed, sessions_ended: result.sessionsEnded })
     const value = { action: 'user.disable', username, changed: result.changed, sessions_ended: result.sessionsEnded }
-    ctx.print(`${result.changed ? 'disabled' : 'already disabled:'} ${username}; ${result.sessionsEnded} session(s) ended`, value)
+    ctx.report(`${result.changed ? 'disabled' : 'already disabled:'} ${username}; ${result.sessionsEnded} session(s) ended`, value)
   },
 }
 
@@ -105,8 +102,7 @@ const enable: CliCommand = {
     const username = usernameArg(expectArgs(args, this.usage, 1).words[0]!)
     const result = await enableUser((await ctx.db()).sql, username)
     if (result === undefined) throw noSuchUser(username)
-    ctx.log.info('admin', { action: 'user.enable', username, changed: result.changed })
-    ctx.print(`${result.changed ? 'enabled' : 'already enabled:'} ${username}`, { action: 'user.enable', username, changed: result.changed })
+    ctx.report(`${result.changed ? 'enabled' : 'already enabled:'} ${username}`, { action: 'user.enable', username, changed: result.changed })
   },
 }
 

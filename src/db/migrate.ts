@@ -2,9 +2,16 @@
 // transaction under an advisory lock, so that several nodes may start at the same time. A file's
 // number is its version. Numbers may skip (branches developed side by side reserve theirs), but a
 // pending migration numbered below one already applied is refused: it would run out of order.
+import { existsSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Sql } from './index.js'
+
+/** sql/ beside the build: dist/db/migrate.js → ../../sql; build/src/db/migrate.js (the test build) → ../../../sql */
+export const MIGRATIONS_DIR = [new URL('../../sql/', import.meta.url), new URL('../../../sql/', import.meta.url)]
+  .map((u) => fileURLToPath(u))
+  .find((dir) => existsSync(join(dir, '0001_init.sql')))!
 
 const MIGRATION_LOCK = 7_245_001 // arbitrary, fixed: every node must use the same key
 const FILE = /^(\d{4})_[a-z0-9_]+\.sql$/
