@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import postgres from 'postgres'
-import { LINK_CHANNEL } from '../../dist/links/queries.js'
+import { LINK_CHANNEL } from '../../dist/db/channels.js'
 
 const port = Number(process.env.CEILING_PORT)
 const sql = postgres(process.env.CEILING_DATABASE_URL, { max: 10, onnotice: () => {} })

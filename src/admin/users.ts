@@ -2,7 +2,7 @@
 // redirects tells every node (NOTIFY on LINK_CHANNEL, sent at commit) to forget the account's
 // codes; ending sessions tells them through the sessions trigger (sql/0006_fewer_round_trips.sql).
 import type { Sql, Tx } from '../db/index.js'
-import { LINK_CHANNEL } from '../links/queries.js'
+import { LINK_CHANNEL } from '../db/channels.js'
 
 export interface AdminUserRow {
   id: string

@@ -6,9 +6,6 @@ export interface Session {
   userId: string
 }
 
-/** Where the database announces ended sessions, with the user's id (sql/0006_fewer_round_trips.sql). */
-export const SESSION_CHANNEL = 'session_ended'
-
 export interface NewSession {
   created_at: Date
   expires_at: Date

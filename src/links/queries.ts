@@ -1,11 +1,9 @@
 // Link queries. Every write tells other nodes (NOTIFY link_changed, sent at commit) to forget the
 // code; the redirect path reads one row by primary key.
+import { LINK_CHANNEL } from '../db/channels.js'
 import type { Sql, Tx } from '../db/index.js'
 import { generateCode } from './short-code.js'
 
-export const LINK_CHANNEL = 'link_changed'
-/** The notice on LINK_CHANNEL that every cached code may have changed (the block list did); never a code. */
-export const FLUSH_ALL = '*'
 const GENERATE_ATTEMPTS = 5
 
 export interface LinkRow {

@@ -1,7 +1,7 @@
 // Account queries. HTTP stays out: a taken username is a result, not a status.
 import type { Sql } from '../db/index.js'
 import { isUniqueViolation } from '../db/index.js'
-import { LINK_CHANNEL } from '../links/queries.js'
+import { LINK_CHANNEL } from '../db/channels.js'
 
 export interface UserRow {
   id: string

@@ -8,10 +8,11 @@ import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { suite, type Test } from 'uvu'
 import { loadConfig } from '../../src/config.js'
+import { LINK_CHANNEL } from '../../src/db/channels.js'
+import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
 import { createLogger } from '../../src/log.js'
 import { startService, type Service } from '../../src/service.js'
 
-export const MIGRATIONS_DIR = resolve('sql')
 /** The test build's web app (scripts/test.sh builds it there) */
 export const APP_DIR = resolve('build/app')
 const ROOT = mkdtempSync(join(tmpdir(), 'link-service-test-'))
@@ -103,7 +104,7 @@ export async function feedSettled(srv: TestServer): Promise<void> {
   if (feed === undefined) return
   const marker = `settle-${randomBytes(6).toString('hex')}`
   deps.cache.set(marker, 'https://marker.invalid/', deps.cache.epoch)
-  await db.sql`select pg_notify('link_changed', ${marker})`
+  await db.sql`select pg_notify(${LINK_CHANNEL}, ${marker})`
   for (const deadline = Date.now() + 5_000; deps.cache.get(marker) !== undefined; await sleep(2)) {
     if (Date.now() > deadline) throw new Error('the change feed did not deliver a notification within 5 s')
   }

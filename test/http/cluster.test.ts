@@ -5,7 +5,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login, newLink, newUser, randomIp, type User } from '../helpers/api.js'
 import { Relay } from '../helpers/relay.js'
-import { feedSettled, MIGRATIONS_DIR, startServer, type TestServer } from '../helpers/server.js'
+import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
+import { feedSettled, startServer, type TestServer } from '../helpers/server.js'
 
 import { within } from '../helpers/wait.js'
 
