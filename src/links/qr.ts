@@ -6,8 +6,7 @@ import { linkNotFound } from '../http/errors.js'
 import { Query } from '../http/query.js'
 import { bytes, type Reply } from '../http/reply.js'
 import { findLink } from './queries.js'
-import { shortUrl } from './redirect.js'
-import { codeParam } from './routes.js'
+import { codeParam, shortUrl } from './short-code.js'
 
 export const QR_SIZE = { min: 32, max: 4096, default: 256 }
 /** The standard's quiet zone is 4 modules; scanners cope with less on a plain background. */

@@ -3,8 +3,7 @@ import { sessionOf, type Ctx } from '../context.js'
 import { codeTaken, linkLimitExceeded, linkLocked, linkNotFound, unauthorized, urlBlocked } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { deleteLink, findLink, insertLink, listLinks, updateLink, type LinkRow } from './queries.js'
-import { shortUrl } from './redirect.js'
-import { isShortCode } from './short-code.js'
+import { codeParam, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import { parseLinkChange, parseLinkCreate, toLocation } from './validate.js'
 
@@ -66,10 +65,4 @@ export async function removeLink(ctx: Ctx): Promise<Reply> {
   if (!(await deleteLink(ctx.deps.sql, sessionOf(ctx).userId, code))) throw linkNotFound()
   ctx.deps.cache.invalidate(code)
   return noContent()
-}
-
-/** A malformed code is simply not found, and never reaches the database. */
-export function codeParam(ctx: Ctx): string {
-  if (!isShortCode(ctx.param)) throw linkNotFound()
-  return ctx.param
 }

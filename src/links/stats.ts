@@ -5,7 +5,7 @@ import { linkNotFound } from '../http/errors.js'
 import { Query } from '../http/query.js'
 import { json, type Reply } from '../http/reply.js'
 import { findLink } from './queries.js'
-import { codeParam } from './routes.js'
+import { codeParam } from './short-code.js'
 import { readStats } from './stats-queries.js'
 import { dateOf } from './visits.js'
 
