@@ -100,11 +100,7 @@ export async function deleteUser(sql: Sql, id: string): Promise<string[]> {
     // The owner's row lock first: a link being created for this user finishes before, or sees
     // no user after (insertLink takes the same lock).
     await tx`select 1 from users where id = ${id} for update`
-    const codes = await tx<{ code: string }[]>`
-      update links set user_id = null, url = null, location = null, host_domains = null, deleted_at = now()
-      where user_id = ${id} and deleted_at is null
-      returning code`
-    await tx`select pg_notify(${LINK_CHANNEL}, code) from unnest(${codes.map((c) => c.code)}::text[]) as code`
+    const codes = await tx<{ code: string }[]>`select tombstone_links(${id}, null, ${LINK_CHANNEL}) as code`
     await tx`delete from users where id = ${id}`
     return codes.map((c) => c.code)
   })
