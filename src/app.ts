@@ -7,7 +7,7 @@ import { getSessions, removeOtherSessions, removeSession } from './auth/session-
 import { bearerToken } from './auth/tokens.js'
 import { appUrlFor } from './config.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
-import { isConnectionError } from './db/index.js'
+import { isConnectionError } from './db/errors.js'
 import { checkDeclaredLength, ClientGone, discardBody, hasBody, readJson } from './http/body.js'
 import { trackResponse, type RouteError } from './http/client-errors.js'
 import { addCorsHeaders, isPreflight, preflightHeaders } from './http/cors.js'

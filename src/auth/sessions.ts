@@ -1,5 +1,5 @@
 // Session queries. Expiry is decided by the database clock, so every node agrees (spec §3).
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 
 export interface Session {
   tokenHash: Buffer

@@ -1,7 +1,7 @@
 // Link queries. Every write tells other nodes (NOTIFY link_changed, sent at commit) to forget the
 // code; the redirect path reads one row by primary key.
 import { LINK_CHANNEL } from '../db/channels.js'
-import type { Sql, Tx } from '../db/index.js'
+import type { Sql, Tx } from '../db/types.js'
 import { generateCode } from './short-code.js'
 
 const GENERATE_ATTEMPTS = 5

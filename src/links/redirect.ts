@@ -10,7 +10,7 @@ import { DISABLED, EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
 import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
 import { isShortCode, REDIRECT_PREFIX } from './short-code.js'
-import type { Visitor } from './visits.js'
+import type { Visitor } from './visit-tally.js'
 
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
 const NO_STORE = ['cache-control', 'no-store'] as const

@@ -1,7 +1,7 @@
 // SQL of the visit statistics: a flush's batched write, the day's visitor salt, the daily job
 // (reduce finished days' visitor hashes to counts; drop rows past retention) and the owner's read.
 import { randomBytes } from 'node:crypto'
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 import { DIRECT, OTHER } from './referrer.js'
 
 /** Referrer hosts kept per link and day; the rest count as "other" (issue 10). */

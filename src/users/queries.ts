@@ -1,6 +1,6 @@
 // Account queries. HTTP stays out: a taken username is a result, not a status.
-import type { Sql } from '../db/index.js'
-import { isUniqueViolation } from '../db/index.js'
+import type { Sql } from '../db/types.js'
+import { isUniqueViolation } from '../db/errors.js'
 import { LINK_CHANNEL } from '../db/channels.js'
 
 export interface UserRow {

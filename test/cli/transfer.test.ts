@@ -15,7 +15,7 @@ import { exportDatabase } from '../../src/admin/export.js'
 import { importDatabase } from '../../src/admin/import.js'
 import { TransferError } from '../../src/admin/transfer-format.js'
 import { loadConfig } from '../../src/config.js'
-import { openDatabase } from '../../src/db/index.js'
+import { openDatabase } from '../../src/db/open.js'
 import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js'
 
 const TMP = mkdtempSync(join(tmpdir(), 'link-service-transfer-'))
