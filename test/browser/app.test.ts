@@ -8,7 +8,7 @@ import { call, login, newUser, uniqueName, type User } from '../helpers/api.js'
 import { assertAccessible, browserAvailable, launchBrowser, screenshot } from '../helpers/browser.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { disableLink } from '../../src/admin/links.js'
-import { within } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 
 const PASSWORD = 'correct horse battery'
 
@@ -134,7 +134,7 @@ if (browserAvailable()) {
     await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux) Firefox/130.0', referer: 'https://news.example.net/item' } })
     await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': 'Googlebot/2.1' } })
     const token = await tabToken(page)
-    await within(5_000, async () => (await call(ctx.srv.url, 'GET', `/api/v1/links/${ctx.code}`, { token })).body.visits === 2)
+    await until(5_000, async () => (await call(ctx.srv.url, 'GET', `/api/v1/links/${ctx.code}`, { token })).body.visits === 2)
     await page.getByRole('link', { name: 'Links', exact: true }).click()
     await heading(page, 'Your links')
     const card = page.locator('li.link-card', { hasText: ctx.code })
@@ -196,7 +196,7 @@ if (browserAvailable()) {
     await page.getByRole('link', { name: 'Sessions' }).click()
     await heading(page, 'Sessions')
     const cards = page.locator('li.session-card')
-    await within(3_000, async () => (await cards.count()) === 4)
+    await until(3_000, async () => (await cards.count()) === 4)
     await assertAccessible(page, 'sessions')
     await screenshot(page, 'sessions')
     await cards.getByRole('button', { name: /^End the session started/ }).first().click()

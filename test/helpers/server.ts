@@ -5,13 +5,13 @@ import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { suite, type Test } from 'uvu'
 import { loadConfig } from '../../src/config.js'
 import { LINK_CHANNEL } from '../../src/db/channels.js'
 import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
 import { createLogger } from '../../src/log.js'
 import { startService, type Service } from '../../src/service.js'
+import { sleep } from './wait.js'
 
 /** The test build's web app (scripts/test.sh builds it there) */
 export const APP_DIR = resolve('build/app')

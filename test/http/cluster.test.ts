@@ -8,7 +8,7 @@ import { Relay } from '../helpers/relay.js'
 import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
 import { feedSettled, startServer, type TestServer } from '../helpers/server.js'
 
-import { within } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 
 const WITHIN_MS = 1_000
 
@@ -54,14 +54,14 @@ if (process.env.DATABASE_URL === undefined) {
     const res = await call(a.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { url: 'https://new.example/' } })
     assert.is(res.status, 200)
     assert.is(await locationOn(a, link.code), 'https://new.example/')
-    await within(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://new.example/')
+    await until(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://new.example/')
   })
 
   test('a DELETE on C answers 404 on A within a second', async ({ a, c, user }) => {
     const link = await newLink(a.url, user.token)
     assert.is(await locationOn(a, link.code), 'https://example.com/')
     assert.is((await call(c.url, 'DELETE', `/api/v1/links/${link.code}`, { token: user.token })).status, 204)
-    await within(WITHIN_MS, async () => (await locationOn(a, link.code)) === 404)
+    await until(WITHIN_MS, async () => (await locationOn(a, link.code)) === 404)
   })
 
   // issue 3: a create with a custom code clears any negative entry for it on every node
@@ -70,7 +70,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(await locationOn(b, code), 404)
     const res = await call(a.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://custom.example/', code } })
     assert.is(res.status, 201)
-    await within(WITHIN_MS, async () => (await locationOn(b, code)) === 'https://custom.example/')
+    await until(WITHIN_MS, async () => (await locationOn(b, code)) === 'https://custom.example/')
   })
 
   // contract §7: across several nodes the limit holds for the cluster
@@ -117,11 +117,11 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(killed!.n, 1)
     // Change the link while C's feed may be down: C must not keep the old Location.
     await call(a.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { url: 'https://after.example/' } })
-    await within(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://after.example/')
-    await within(5_000, async () => c.service.feed!.listening)
+    await until(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://after.example/')
+    await until(5_000, async () => c.service.feed!.listening)
     // Back to normal: the cache is on again and still correct.
     await call(a.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { url: 'https://again.example/' } })
-    await within(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://again.example/')
+    await until(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://again.example/')
   })
 
   test.run()
@@ -148,12 +148,12 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(await locationOn(c, link.code), 'https://before.example/')
     assert.is(c.service.deps.cache.get(link.code), 'https://before.example/', 'cached on C')
     relay.pause()
-    await within(6_000, async () => !c.service.feed!.listening)
+    await until(6_000, async () => !c.service.feed!.listening)
     assert.is(c.service.deps.cache.get(link.code), undefined, 'nothing cached to serve stale')
     await call(a.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { url: 'https://after.example/' } })
     relay.resume()
-    await within(10_000, async () => c.service.feed!.listening)
-    await within(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://after.example/')
+    await until(10_000, async () => c.service.feed!.listening)
+    await until(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://after.example/')
   })
 
   silent.run()

@@ -8,9 +8,9 @@ import { call, login, newUser, randomIp, uniqueName, type Res, type User } from 
 import { legacyScryptHash } from '../helpers/passwords.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { Passwords } from '../../src/passwords/passwords.js'
+import { sleep } from '../helpers/wait.js'
 
 const PASSWORD = 'correct horse battery'
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const postLogin = (srv: TestServer, username: string, password: string, ip = randomIp(), signal?: AbortSignal) =>
   call(srv.url, 'POST', '/api/v1/auth/login', { body: { username, password }, ip, signal })
 const timed = async <T>(p: () => Promise<T>): Promise<{ result: T; ms: number }> => {

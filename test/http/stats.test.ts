@@ -2,9 +2,9 @@
 // and unique visitors, counted in memory on the redirect path and written by the flush.
 import * as assert from 'uvu/assert'
 import { daySalt, runStatsJob } from '../../src/links/stats-queries.js'
-import { call, newLink, newUser, type Res, type User } from '../helpers/api.js'
+import { assertQueryError, call, newLink, newUser, type Res, type User } from '../helpers/api.js'
 import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
-import { within } from '../helpers/wait.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const DAY_MS = 86_400_000
 const CRAWLER = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
@@ -17,13 +17,6 @@ const visit = (srv: TestServer, code: string, headers: Record<string, string> = 
 const stats = (srv: TestServer, token: string, code: string, query = '') =>
   call(srv.url, 'GET', `/api/v1/links/${code}/stats${query}`, { token })
 const dayOf = (res: Res, date: string) => res.body.days.find((d: { date: string }) => d.date === date)
-
-/** Asserts a 422 INVALID_QUERY whose errors name exactly these parameters. */
-function assertQueryError(res: Res, fields: string[]): void {
-  assert.is(res.status, 422, res.text)
-  assert.is(res.body.code, 'INVALID_QUERY')
-  assert.equal(res.body.errors.map((e: { field: string }) => e.field), fields, res.text)
-}
 
 const test = serverSuite<{ user: User }>('link statistics', { BASE_URL: 'https://sho.rt' })
 test.before(async (ctx) => {
@@ -38,7 +31,7 @@ test('five redirects show up within two seconds: total 5, bots 2, the referrer h
   for (const ip of ['192.0.2.1', '192.0.2.1', '192.0.2.2']) assert.is((await visit(srv, link.code, { referer }, ip)).status, 302)
   for (let i = 0; i < 2; i++) assert.is((await visit(srv, link.code, { 'user-agent': CRAWLER })).status, 302)
   let res: Res | undefined
-  await within(2_000, async () => {
+  await until(2_000, async () => {
     res = await stats(srv, user.token, link.code)
     return res.body.total === 5
   })
@@ -289,7 +282,7 @@ if (process.env.DATABASE_URL !== undefined) {
     await insertedP
     try {
       const asked = daySalt(b.service.db.sql, '2099-01-01') // waits for A's transaction
-      await new Promise((r) => setTimeout(r, 200))
+      await sleep(200)
       commit()
       await making
       assert.equal(await asked, salt)

@@ -3,19 +3,12 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { generateCode, isShortCode } from '../../src/links/short-code.js'
 import { parseLinkChange, parseLinkCreate, toLocation, urlProblem } from '../../src/links/validate.js'
+import { urlOfBytes } from '../helpers/api.js'
 import { fieldErrors } from '../helpers/fields.js'
 
 /** The [field, code] pairs of the 422 a parser throws for input it must refuse. */
 function fieldCodes(fn: () => unknown): Array<[string, string]> {
   return fieldErrors(fn).map((e) => [e.field, e.code])
-}
-
-/** An http URL of exactly `bytes` UTF-8 bytes, padded with `pad` (1 or 2 bytes each). */
-function urlOfBytes(bytes: number, pad = 'a'): string {
-  const head = 'https://example.com/'
-  const padBytes = Buffer.byteLength(pad)
-  const rest = bytes - head.length
-  return head + pad.repeat(Math.floor(rest / padBytes)) + 'a'.repeat(rest % padBytes)
 }
 
 const ACCEPTED = [
