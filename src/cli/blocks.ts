@@ -27,8 +27,7 @@ const remove: CliCommand = {
     const host = hostArg(expectArgs(args, this.usage, 1).words[0]!)
     const changed = await unblockHost((await ctx.db()).sql, host)
     if (!changed) throw new CliError(`not blocked: ${host}`)
-    ctx.log.info('admin', { action: 'block.remove', host })
-    ctx.print(`unblocked ${host}`, { action: 'block.remove', host, changed })
+    ctx.report(`unblocked ${host}`, { action: 'block.remove', host, changed })
   },
 }
 

@@ -55,7 +55,7 @@ export async function findPasswordHash(sql: Sql, id: string): Promise<string | u
   return row?.password_hash
 }
 
-export interface ProfileChange {
+export interface UserUpdate {
   displayName?: string
   /** the new hash, and the stored one the current password was verified against */
   password?: { hash: string; verifiedAgainst: string }
@@ -67,7 +67,7 @@ export interface ProfileChange {
  * Updates what is given; a new password also revokes every other session of the user. 'gone':
  * the account or the session is no more; 'stale': the password changed since it was verified.
  */
-export async function updateUser(sql: Sql, id: string, change: ProfileChange): Promise<UserRow | 'gone' | 'stale'> {
+export async function updateUser(sql: Sql, id: string, change: UserUpdate): Promise<UserRow | 'gone' | 'stale'> {
   return sql.begin(async (tx) => {
     // The row lock orders this against logins, other changes and deletion of the same account.
     const [current] = await tx<{ password_hash: string }[]>`select password_hash from users where id = ${id} for update`

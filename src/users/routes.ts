@@ -3,7 +3,7 @@ import { clientKey, requester, sessionOf, type Ctx } from '../context.js'
 import { currentPasswordIncorrect, unauthorized, usernameTaken } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { takeChangeAllowance } from '../ratelimit/password-limits.js'
-import { deleteUser, findPasswordHash, findUser, insertUser, updateUser, type ProfileChange, type UserRow } from './queries.js'
+import { deleteUser, findPasswordHash, findUser, insertUser, updateUser, type UserRow, type UserUpdate } from './queries.js'
 import { parseProfileChange, parseRegistration } from './validate.js'
 
 const present = (u: UserRow) => ({
@@ -31,7 +31,7 @@ export async function patchMe(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   const change = parseProfileChange(ctx.body)
   const { sql, passwords, buckets } = ctx.deps
-  let password: ProfileChange['password']
+  let password: UserUpdate['password']
   if (change.password !== undefined) {
     // Each check costs a hash: limited per account and per address (a display name alone is free).
     await takeChangeAllowance(buckets, session.userId, clientKey(ctx))
