@@ -136,6 +136,9 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       buckets,
       metrics,
       appFiles,
+      forgetLinks: (codes) => {
+        for (const code of codes) cache.invalidate(code)
+      },
     }
     const app = createApp(deps)
     const server = createServer(

@@ -8,6 +8,9 @@ import { bytes, type Reply } from '../http/reply.js'
 import { findLink } from './queries.js'
 import { codeParam, shortUrl } from './short-code.js'
 
+/** What these routes may touch. */
+type QrCtx = Ctx<'sql' | 'baseUrl'>
+
 export const QR_SIZE = { min: 32, max: 4096, default: 256 }
 /** The standard's quiet zone is 4 modules; scanners cope with less on a plain background. */
 export const QR_MARGIN = { min: 0, max: 16, default: 4 }
@@ -23,7 +26,7 @@ export interface QrOptions {
   ecc: QrEcc
 }
 
-export async function getQr(ctx: Ctx): Promise<Reply> {
+export async function getQr(ctx: QrCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const q = new Query(ctx.req.url)
   const options: QrOptions = {

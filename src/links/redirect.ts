@@ -12,6 +12,10 @@ import { requestIdFor } from '../http/request-id.js'
 import { isShortCode, REDIRECT_PREFIX } from './short-code.js'
 import type { Visitor } from './visit-tally.js'
 
+/** What the redirect may touch: the cache, the batched look-up, the counters and the time budget. */
+type Uses = 'cache' | 'locations' | 'metrics' | 'visits' | 'config'
+type RedirectDeps = Pick<Deps, Uses>
+
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
 const NO_STORE = ['cache-control', 'no-store'] as const
 
@@ -78,7 +82,7 @@ function readPlain(req: IncomingMessage): boolean {
 }
 
 /** A redirect served to a GET counts as a visit; a HEAD is not a visit. */
-function visit(deps: Deps, req: IncomingMessage, code: string, visitor: Visitor): void {
+function visit(deps: RedirectDeps, req: IncomingMessage, code: string, visitor: Visitor): void {
   if (req.method !== 'GET') return
   visitor.peer = req.socket.remoteAddress
   deps.visits.record(code, visitor)
@@ -108,7 +112,7 @@ const cachedOf = (target: Target | undefined): string | typeof DISABLED | undefi
  * The decision for `code`: from the cache at once (a hit), or a promise of it after one batched
  * read that fills the cache (a miss).
  */
-function lookUp(deps: Deps, code: string): Known | Promise<Known> {
+function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
   const { cache } = deps
   const cached = cache.get(code)
   if (cached !== undefined) return cached
@@ -120,7 +124,7 @@ function lookUp(deps: Deps, code: string): Known | Promise<Known> {
 }
 
 /** Counts the decision in the metrics, once, whichever path answers it. */
-function counted(deps: Deps, known: Known, source: 'hit' | 'miss'): Known {
+function counted(deps: RedirectDeps, known: Known, source: 'hit' | 'miss'): Known {
   deps.metrics.redirect(known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === DISABLED ? 'disabled' : source)
   return known
 }
@@ -131,7 +135,7 @@ function counted(deps: Deps, known: Known, source: 'hit' | 'miss'): Known {
  * batched read, with no Reply, no Error and no JSON built. False when it is not plain: the app
  * then dispatches it, and it ends in `redirect` below.
  */
-export function servePlain(deps: Deps, app: Answered, req: IncomingMessage, res: ServerResponse, path: string, started: number): boolean {
+export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessage, res: ServerResponse, path: string, started: number): boolean {
   const code = path.slice(REDIRECT_PREFIX.length)
   // Anything but a well-formed code (including "/r/" and "/r/a/b") takes the general path.
   if (!isShortCode(code) || !readPlain(req)) return false
@@ -158,7 +162,7 @@ export function servePlain(deps: Deps, app: Answered, req: IncomingMessage, res:
 }
 
 /** 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. */
-function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, visitor: Visitor, requestId: string): void {
+function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, visitor: Visitor, requestId: string): void {
   if (known === MISSING) sendPrerendered(res, NOT_FOUND, requestId)
   else if (known === EXPIRED) sendPrerendered(res, GONE, requestId)
   else if (known === DISABLED) sendPrerendered(res, STOPPED, requestId)
@@ -171,7 +175,7 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, code: str
 }
 
 /** The general path (CORS, a body, no Host...): the same decision, as a Reply or an HttpError. */
-export function redirect(ctx: Ctx): Reply | Promise<Reply> {
+export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
   const code = ctx.param
   if (!isShortCode(code)) throw linkNotFound()
   const known = lookUp(ctx.deps, code)
@@ -179,7 +183,7 @@ export function redirect(ctx: Ctx): Reply | Promise<Reply> {
   return replyFor(ctx, code, counted(ctx.deps, known, 'hit'))
 }
 
-function replyFor(ctx: Ctx, code: string, known: Known): Reply {
+function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply {
   if (known === MISSING) throw linkNotFound()
   if (known === EXPIRED) throw linkExpired()
   if (known === DISABLED) throw linkDisabled()

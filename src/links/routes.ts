@@ -9,6 +9,9 @@ import { parseLinkChange, parseLinkCreate, toLocation } from './validate.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
 
+/** What the link routes may touch. */
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl'>
+
 const present = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
   url: link.url,
@@ -21,7 +24,7 @@ const present = (baseUrl: string, link: LinkRow) => ({
   disabled: link.disabled,
 })
 
-export async function createLink(ctx: Ctx): Promise<Reply> {
+export async function createLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const input = parseLinkCreate(ctx.body)
   const { sql, cache, baseUrl } = ctx.deps
@@ -34,19 +37,19 @@ export async function createLink(ctx: Ctx): Promise<Reply> {
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
-export async function getLinks(ctx: Ctx): Promise<Reply> {
+export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   const links = await listLinks(ctx.deps.sql, sessionOf(ctx).userId)
   return json(200, { links: links.map((l) => present(ctx.deps.baseUrl, l)) })
 }
 
-export async function getLink(ctx: Ctx): Promise<Reply> {
+export async function getLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   const link = await findLink(ctx.deps.sql, sessionOf(ctx).userId, code)
   if (link === undefined) throw linkNotFound()
   return json(200, present(ctx.deps.baseUrl, link))
 }
 
-export async function patchLink(ctx: Ctx): Promise<Reply> {
+export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
@@ -60,7 +63,7 @@ export async function patchLink(ctx: Ctx): Promise<Reply> {
   return json(200, present(ctx.deps.baseUrl, link))
 }
 
-export async function removeLink(ctx: Ctx): Promise<Reply> {
+export async function removeLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   if (!(await deleteLink(ctx.deps.sql, sessionOf(ctx).userId, code))) throw linkNotFound()
   ctx.deps.cache.invalidate(code)

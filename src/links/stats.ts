@@ -9,6 +9,9 @@ import { codeParam } from './short-code.js'
 import { readStats } from './stats-queries.js'
 import { dateOf } from './visits.js'
 
+/** What these routes may touch. */
+type StatsCtx = Ctx<'sql'>
+
 export const MAX_STATS_DAYS = 400
 const DEFAULT_DAYS = 30
 const DAY_MS = 86_400_000
@@ -16,7 +19,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/
 const FIRST_DAY = 0 // 1970-01-01
 const LAST_DAY = Math.floor(Date.UTC(9999, 11, 31) / DAY_MS)
 
-export async function getStats(ctx: Ctx): Promise<Reply> {
+export async function getStats(ctx: StatsCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const range = parseRange(new Query(ctx.req.url), Date.now()) // parameters before the look-up (contract §2)
   const code = codeParam(ctx)
