@@ -1,9 +1,5 @@
-// Cross-node cache invalidation: LISTEN on a dedicated connection for changed links (a code, or
-// FLUSH_ALL when an operator's change touches links by host) and ended sessions. While that
-// connection is down the redirect cache stores nothing new and keeps what it has for at most
-// CACHE_STALE_MS (hot codes redirect through a database outage), and the session
-// cache is off at once (a revocation must not wait); when the feed is back, both start again from
-// empty, so a notification lost meanwhile leaves nothing stale behind.
+// Cross-node cache invalidation: LISTEN for changed links and ended sessions, and what the caches
+// do while that connection is down (docs/decisions.md, "Surviving the database going away").
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { SessionCache } from './auth/session-cache.js'

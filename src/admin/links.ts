@@ -1,4 +1,4 @@
-// An operator's link actions (issue 12), for the admin CLI. Disabling or enabling a link tells
+// An operator's link actions, for the admin CLI. Disabling or enabling a link tells
 // every node to forget its code (NOTIFY on LINK_CHANNEL, sent at commit).
 import type { Sql } from '../db/types.js'
 import { LINK_CHANNEL } from '../db/channels.js'

@@ -1,4 +1,4 @@
-// /api/v1/auth/sessions (issue 10): a user's live sessions, and ending them. An ended session gets
+// /api/v1/auth/sessions: a user's live sessions, and ending them. An ended session gets
 // 401 at once on this node (its cached sessions are forgotten before the answer) and on the others
 // as soon as the change feed brings the database's notice (session-cache.ts).
 import { sessionOf, type Ctx } from '../context.js'

@@ -1,4 +1,4 @@
-// link-service block ...: hosts that may not be link targets (issue 12). A host blocks its
+// link-service block ...: hosts that may not be link targets. A host blocks its
 // subdomains too; links to it already made answer 410 at once, new ones are refused (422).
 import { blockHost, listBlockedHosts, unblockHost } from '../admin/blocks.js'
 import { normalizeHost } from '../links/hosts.js'

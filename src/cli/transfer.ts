@@ -1,4 +1,4 @@
-// `export`, `import` and `migrate` (issue 12): the whole state of an installation as one JSON Lines
+// `export`, `import` and `migrate`: the whole state of an installation as one JSON Lines
 // stream (src/admin/transfer-format.ts), and an embedded install moved into PostgreSQL in one step.
 import { existsSync } from 'node:fs'
 import { open, rm } from 'node:fs/promises'

@@ -1,4 +1,4 @@
-// link-service user ...: accounts, as an operator sees them (issue 12). Passwords come from
+// link-service user ...: accounts, as an operator sees them. Passwords come from
 // standard input only; each action is logged as one JSON line on stderr, never with a secret.
 import { deleteUser, insertUser } from '../users/queries.js'
 import { parseNewPassword, parseRegistration } from '../users/validate.js'

@@ -1,4 +1,4 @@
-// GET /api/v1/links/{code}/qr (issue 10): the link's short_url as a QR code in SVG. The encoding is
+// GET /api/v1/links/{code}/qr: the link's short_url as a QR code in SVG. The encoding is
 // uqr's (a maintained encoder with no dependencies); this module only draws its matrix.
 import { encode } from 'uqr'
 import { sessionOf, type Ctx } from '../context.js'

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import type { Sql } from '../db/types.js'
 import { DIRECT, OTHER } from './referrer.js'
 
-/** Referrer hosts kept per link and day; the rest count as "other" (issue 10). */
+/** Referrer hosts kept per link and day; the rest count as "other". */
 export const MAX_REFERRER_HOSTS = 20
 const STATS_JOB_LOCK = 7_245_010 // arbitrary, fixed: one node at a time runs the daily job
 

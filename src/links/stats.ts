@@ -1,4 +1,4 @@
-// GET /api/v1/links/{code}/stats (issue 10): a link's visits per UTC day (humans, bots, unique
+// GET /api/v1/links/{code}/stats: a link's visits per UTC day (humans, bots, unique
 // visitors) and its referrer hosts, over a range of at most 400 days.
 import { sessionOf, type Ctx } from '../context.js'
 import { linkNotFound } from '../http/errors.js'

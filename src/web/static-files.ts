@@ -1,4 +1,4 @@
-// The web app's built files (issue 11), read into memory once at start with their headers worked
+// The web app's built files, read into memory once at start with their headers worked
 // out in advance: a request for /app/... costs a Map look-up. index.html is the answer for every
 // client route; a file name that is not among the built files is 404.
 import { createHash } from 'node:crypto'

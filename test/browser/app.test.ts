@@ -1,4 +1,4 @@
-// The web app in a real browser (issue 11): Chromium against a real server, through the whole
+// The web app in a real browser: Chromium against a real server, through the whole
 // journey a person takes, each screen scanned by axe-core at 1280 and 360 px and photographed
 // (build/screenshots). Skipped, with a plain line saying so, where Chromium is not installed.
 import { readFileSync } from 'node:fs'
@@ -312,7 +312,7 @@ if (browserAvailable()) {
     await heading(page, 'Your links')
   })
 
-  // issue 12 (abuse controls) as the app shows them: a disabled link says so, offers no Edit, and
+  // The abuse controls, as the app shows them: a disabled link says so, offers no Edit, and
   // the API's 403 LINK_DISABLED for an edit shows as a message next to the form
   test('a link the operator disabled shows as disabled, without Edit, and an edit is refused with a message', async (ctx) => {
     const { page } = ctx
@@ -342,7 +342,7 @@ if (browserAvailable()) {
 
   test.run()
 
-  // issue 11: usable at 360 px and on a desktop, light and dark, no serious accessibility issue
+  // Usable at 360 px and on a desktop, light and dark, no serious accessibility issue
   const sizes = serverSuite<{ browser: Browser; user: User; code: string }>('web app in Chromium: every screen at 360 and 1280 px, light and dark')
 
   sizes.before(async (ctx) => {

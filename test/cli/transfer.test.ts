@@ -1,4 +1,4 @@
-// export and import (issue 12, part 3): one JSON Lines stream of the whole state; an import into
+// export and import: one JSON Lines stream of the whole state; an import into
 // an empty database followed by an export gives the same stream; bad input changes nothing. On the
 // engine of this pass (embedded, or PostgreSQL with DATABASE_URL).
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'

@@ -53,7 +53,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     // Tests speak from 127.0.0.1 and pick a client address with X-Forwarded-For, so that
     // suites do not share one rate-limit bucket.
     TRUST_PROXY: '127.0.0.1',
-    // A cheap hash: these tests check behaviour, not strength (issue 9's bench uses the defaults).
+    // A cheap hash: these tests check behaviour, not strength (the login bench uses the defaults).
     ARGON2_MEMORY_KIB: '64',
     ARGON2_ITERATIONS: '1',
     LOG_LEVEL: 'debug',

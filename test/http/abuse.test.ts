@@ -1,4 +1,4 @@
-// Abuse controls over HTTP (issue 12): what an operator's action does to redirects, logins and
+// Abuse controls over HTTP: what an operator's action does to redirects, logins and
 // sessions, at once on every node. The CLI's own tests (test/cli/) check each command's effect
 // through one service; here the multi-node rules, which need DATABASE_URL (the embedded database
 // belongs to one process, so on it the CLI cannot run beside a service and nothing is cached

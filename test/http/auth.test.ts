@@ -323,7 +323,7 @@ expiry('an expired token answers 401 UNAUTHORIZED and its session row is removed
   assert.is((await call(srv.url, 'GET', '/api/v1/users/me', { token })).status, 200)
 })
 
-// issue 2: an expired session is removed when presented and by a periodic sweep
+// An expired session is removed when presented and by a periodic sweep
 expiry('the sweep removes expired sessions nobody presents, and keeps live ones', async ({ srv }) => {
   const user = await newUser(srv.url)
   await sleep(1500)

@@ -1,4 +1,4 @@
-// Several nodes on one PostgreSQL behave as one service (issue 3). Needs DATABASE_URL: the
+// Several nodes on one PostgreSQL behave as one service. Needs DATABASE_URL: the
 // embedded database belongs to one process, so on it this file only says why it did nothing.
 import { readdirSync } from 'node:fs'
 import { suite } from 'uvu'
@@ -36,7 +36,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.equal(rows.map((r) => r.version), files.map((f) => Number(f.slice(0, 4))))
   })
 
-  // issue 3: sessions are in the database; no node caches a session
+  // Sessions are in the database; no node caches a session
   test('a session made on A works on B and C; logout on B is refused on A at once', async ({ a, b, c, user }) => {
     const token = await login(a.url, user.username, user.password)
     for (const srv of [b, c]) assert.is((await call(srv.url, 'GET', '/api/v1/users/me', { token })).status, 200)
@@ -46,7 +46,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(after.body.code, 'UNAUTHORIZED')
   })
 
-  // issue 3: PATCH takes effect at once on its node and within a second on every other node
+  // PATCH takes effect at once on its node and within a second on every other node
   test('a PATCH on A redirects to the new URL on C within a second', async ({ a, c, user }) => {
     const link = await newLink(a.url, user.token, 'https://old.example/')
     assert.is(await locationOn(c, link.code), 'https://old.example/') // now cached on C
@@ -64,7 +64,7 @@ if (process.env.DATABASE_URL === undefined) {
     await until(WITHIN_MS, async () => (await locationOn(a, link.code)) === 404)
   })
 
-  // issue 3: a create with a custom code clears any negative entry for it on every node
+  // A create with a custom code clears any negative entry for it on every node
   test('a code remembered as unknown on B redirects within a second once A creates it', async ({ a, b, user }) => {
     const code = `Cc${Date.now().toString(36).slice(-6)}`
     assert.is(await locationOn(b, code), 404)
@@ -105,7 +105,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(res.body.visits, 15)
   })
 
-  // issue 3: when the listening connection drops, the node clears its cache and reconnects
+  // When the listening connection drops, the node clears its cache and reconnects
   test('after its listening connection is killed, a node never serves a stale redirect for more than a second', async ({ a, c, user }) => {
     const link = await newLink(a.url, user.token, 'https://before.example/')
     await feedSettled(c)
@@ -126,7 +126,7 @@ if (process.env.DATABASE_URL === undefined) {
 
   test.run()
 
-  // issue 3: a lost notification can never leave a stale redirect behind — also when the
+  // A lost notification can never leave a stale redirect behind — also when the
   // listening connection dies silently (no RST), which only the unanswered heartbeat reveals.
   const silent = suite<{ a: TestServer; c: TestServer; relay: Relay; user: User }>('a node whose database goes silent')
 

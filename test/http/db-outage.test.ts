@@ -135,7 +135,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is((await call(srv.url, 'GET', '/healthz')).status, 200)
   })
 
-  // contract §8: on SIGTERM it stops (bounded) and exits; issue 3: a crash loses at most one
+  // contract §8: on SIGTERM it stops (bounded) and exits; a crash loses at most one
   // interval of visits, and a stop that cannot write them says so
   silent('a stop finishes within its bounds while the database is silent, and says the visits are lost', async ({ relay, srv, code }) => {
     assert.is((await call(srv.url, 'GET', `/r/${code}`)).status, 302)

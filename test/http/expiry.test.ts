@@ -1,4 +1,4 @@
-// Link expiry (issue 10): expires_at on create and PATCH (a future RFC 3339 timestamp, or null to
+// Link expiry: expires_at on create and PATCH (a future RFC 3339 timestamp, or null to
 // clear), returned with the link; after it /r/{code} answers 410 LINK_EXPIRED, the link stays
 // listed and can be extended. The redirect cache and other nodes honour it without a read per redirect.
 import * as assert from 'uvu/assert'
@@ -74,7 +74,7 @@ test('PATCH takes url, expires_at or both; neither is 422 on url', async ({ srv,
 
 test.run()
 
-// issue 10: other nodes honour a new expiry through the existing change notification
+// Other nodes honour a new expiry through the existing change notification
 if (process.env.DATABASE_URL !== undefined) {
   const nodes = twoNodeSuite('expiry on two nodes')
   nodes('an expiry set on A is honoured by B, which had the link cached', async ({ a, b }) => {

@@ -30,7 +30,7 @@ test('twenty concurrent takes for one key allow exactly five', async ({ srv }) =
   assert.equal(decisions.filter((d) => d.allowed).map((d) => d.remaining).sort(), [0, 1, 2, 3, 4])
 })
 
-// issue 3: a node that knows the bucket is empty refuses locally, without a database round trip
+// A node that knows the bucket is empty refuses locally, without a database round trip
 test('after a denial the node refuses locally until a token can be back', async ({ srv }) => {
   let clock = 1_000_000
   let queries = 0
@@ -74,7 +74,7 @@ test('the bucket refills at five per second and idle rows are swept', async ({ s
   limiter.close()
 })
 
-// issue 9: failed logins, password changes and deletions are counted across the cluster
+// Failed logins, password changes and deletions are counted across the cluster
 // (leaky_bucket_add, one atomic statement)
 test('leaky buckets: twenty concurrent adds under a limit of five add exactly five', async ({ srv }) => {
   const buckets = new PostgresLeakyBuckets(srv.service.db.sql)

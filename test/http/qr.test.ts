@@ -1,4 +1,4 @@
-// GET /api/v1/links/{code}/qr (issue 10): image/svg+xml encoding the link's short_url; size,
+// GET /api/v1/links/{code}/qr: image/svg+xml encoding the link's short_url; size,
 // margin and ecc options; the drawn matrix is the library's (uqr) own.
 import * as assert from 'uvu/assert'
 import { encode } from 'uqr'

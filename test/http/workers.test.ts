@@ -1,4 +1,4 @@
-// WORKERS > 1 (issue 3): `node server.js` forks that many workers sharing the port, restarts a
+// WORKERS > 1: `node server.js` forks that many workers sharing the port, restarts a
 // worker that dies, and stops them all cleanly on SIGTERM. Needs DATABASE_URL.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'

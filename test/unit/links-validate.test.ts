@@ -76,7 +76,7 @@ url('refuses other schemes, relative forms, white space, controls and user-info'
   for (const [why, u] of REJECTED) assert.type(urlProblem(u), 'string', why)
 })
 
-// issue 9: link URLs with invisible or bidirectional control characters are refused: a browser
+// Link URLs with invisible or bidirectional control characters are refused: a browser
 // drops "https://exa\u200bmple.com"'s zero-width space and goes to example.com
 url('refuses invisible and bidirectional control characters anywhere in the URL', () => {
   const hidden = ['\u00ad', '\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2060', '\u2064', '\u2066', '\u2069', '\ufeff', '\u061c']
