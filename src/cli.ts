@@ -9,7 +9,7 @@ import { LINK_COMMANDS } from './cli/links.js'
 import { TRANSFER_COMMANDS } from './cli/transfer.js'
 import { USER_COMMANDS } from './cli/users.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
-import type { Database } from './db/index.js'
+import type { Database } from './db/types.js'
 import { createLogger } from './log.js'
 
 const COMMANDS: CliCommand[] = [...USER_COMMANDS, ...LINK_COMMANDS, ...BLOCK_COMMANDS, ...TRANSFER_COMMANDS]

@@ -1,7 +1,7 @@
-// The block list of link targets (issue 12), for the admin CLI. A change tells every node to
+// The block list of link targets, for the admin CLI. A change tells every node to
 // forget every cached redirect (FLUSH_ALL): which codes point at a host is not worth finding out.
-import type { Sql } from '../db/index.js'
-import { FLUSH_ALL, LINK_CHANNEL } from '../links/queries.js'
+import type { Sql } from '../db/types.js'
+import { FLUSH_ALL, LINK_CHANNEL } from '../db/channels.js'
 
 export interface BlockedHostRow {
   host: string

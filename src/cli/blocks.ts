@@ -1,4 +1,4 @@
-// link-service block ...: hosts that may not be link targets (issue 12). A host blocks its
+// link-service block ...: hosts that may not be link targets. A host blocks its
 // subdomains too; links to it already made answer 410 at once, new ones are refused (422).
 import { blockHost, listBlockedHosts, unblockHost } from '../admin/blocks.js'
 import { normalizeHost } from '../links/hosts.js'
@@ -27,8 +27,7 @@ const remove: CliCommand = {
     const host = hostArg(expectArgs(args, this.usage, 1).words[0]!)
     const changed = await unblockHost((await ctx.db()).sql, host)
     if (!changed) throw new CliError(`not blocked: ${host}`)
-    ctx.log.info('admin', { action: 'block.remove', host })
-    ctx.print(`unblocked ${host}`, { action: 'block.remove', host, changed })
+    ctx.report(`unblocked ${host}`, { action: 'block.remove', host, changed })
   },
 }
 
