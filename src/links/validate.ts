@@ -1,5 +1,6 @@
 // Link fields (spec §2, contract §4).
 import { Fields, hasInvisible } from '../http/fields.js'
+import { canonicalHost } from './hosts.js'
 import { CODE_LENGTH, isShortCode } from './short-code.js'
 
 export const MAX_URL_BYTES = 4096
@@ -89,8 +90,9 @@ export function urlProblem(url: string): string | undefined {
   }
   const authority = url.slice(url.indexOf('//') + 2).split(/[/?#]/, 1)[0]!
   if (authority.includes('@')) return 'must not contain user-info (user:pass@)'
-  // The host must be in the string as sent: the URL parser turns "http:///x" into host "x".
-  if (authority === '' || authority.startsWith(':') || parsed.hostname === '') return 'must have a host'
+  // The host must be in the string as sent: the URL parser turns "http:///x" into host "x";
+  // "http://../" has only dots, which hosts.ts strips.
+  if (authority === '' || authority.startsWith(':') || canonicalHost(parsed.hostname) === '') return 'must have a host'
   return undefined
 }
 
