@@ -8,8 +8,11 @@
 //   4. a 10 s flood of wrong-password PATCH /api/v1/users/me from one account (70 in flight),
 //      while a bystander logs in from a third address once a second;
 //   5. a 10 s flood of wrong-password logins aimed at one account from 25 addresses, each within
-//      its 5/s allowance, while a bystander and the account's owner log in from other addresses.
-// Usage: npm run build && node scripts/login-floods.mjs [timing|burst|devices|patch|guess ...]
+//      its 5/s allowance, while a bystander and the account's owner log in from other addresses;
+//   6. (spray) a 15 s flood of wrong-password logins for random usernames from 100 addresses
+//      (SPRAY_ADDRESSES), each within its 5/s allowance, while a bystander logs in once a second;
+//   7. (burst-busy) the burst of 2 while another process keeps one core busy.
+// Usage: npm run build && node scripts/login-floods.mjs [timing|burst|devices|patch|guess|spray|burst-busy ...]
 // (all by default). DATABASE_URL for PostgreSQL, else an embedded database in a temporary dir.
 import { randomBytes, scryptSync } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -20,7 +23,9 @@ import { createLogger } from '../dist/log.js'
 import { Passwords } from '../dist/passwords/passwords.js'
 import { startService } from '../dist/service.js'
 
-const wanted = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['timing', 'burst', 'devices', 'patch', 'guess'])
+import { spawn } from 'node:child_process'
+
+const wanted = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['timing', 'burst', 'devices', 'patch', 'guess', 'spray', 'burst-busy'])
 const dataDir = mkdtempSync(join(tmpdir(), 'login-floods-'))
 const config = loadConfig({ ...process.env, PORT: '0', DATA_DIR: dataDir, TRUST_PROXY: '127.0.0.1', ACCESS_LOG: 'off', LOG_LEVEL: 'error' })
 const service = await startService(config, createLogger('error'), resolve('sql'), resolve('dist/app'))
@@ -92,14 +97,16 @@ if (wanted.has('timing')) {
   console.log(`   a correct login with the scrypt hash: ${ok.status} in ${fmt(ok.ms)}; stored now: ${row.password_hash.slice(0, 30)}...`)
 }
 
-if (wanted.has('burst')) {
-  const known = await seedUsers('burst', 30, await service.deps.passwords.hash(PASSWORD))
+async function burst(label, prefix, net) {
+  const known = await seedUsers(prefix, 30, await service.deps.passwords.hash(PASSWORD))
   const t = performance.now()
   const results = await Promise.all(
-    Array.from({ length: 60 }, (_, i) => login(i % 2 === 0 ? known[i / 2] : `unknown-burst-${i}`, PASSWORD, `10.60.0.${i + 1}`)),
+    Array.from({ length: 60 }, (_, i) => login(i % 2 === 0 ? known[i / 2] : `unknown-${prefix}-${i}`, PASSWORD, `10.${net}.0.${i + 1}`)),
   )
-  console.log(`\n2. burst of 60 logins from 60 addresses, half unknown: ${tally(results)}; slowest ${fmt(Math.max(...results.map((r) => r.ms)))}, all done in ${fmt(performance.now() - t)}`)
+  console.log(`\n${label}: ${tally(results)}; slowest ${fmt(Math.max(...results.map((r) => r.ms)))}, all done in ${fmt(performance.now() - t)}`)
 }
+
+if (wanted.has('burst')) await burst('2. burst of 60 logins from 60 addresses, half unknown', 'burst', 60)
 
 if (wanted.has('devices')) {
   const { username } = await register('devices')
@@ -139,6 +146,7 @@ async function flood(label, { ms, n, everyMs }, attacker, probes) {
   console.log(`\n${label}: ${settled.length} attacking requests (${tally(settled)})`)
   for (const [name, rs] of Object.entries(probeResults)) {
     console.log(`   ${name}: ${tally(rs)}; median ${fmt(median(rs.map((r) => r.ms)))}, slowest ${fmt(Math.max(...rs.map((r) => r.ms)))}`)
+    console.log(`     each, in order (s): ${rs.map((r) => (r.ms / 1000).toFixed(1)).join(' ')}`)
   }
 }
 
@@ -166,6 +174,61 @@ if (wanted.has('guess')) {
       "the attacked account's owner, from its own address": () => login(victim.username, PASSWORD, freshIp()),
     },
   )
+}
+
+// The attacking addresses of scenario 6, in a process of their own (as attackers are): each
+// sends a login for a random username every 200 ms, without waiting for answers; prints a tally.
+const SPRAYER = `
+  const [url, n, ms] = process.argv.slice(1).map((a, i) => (i === 0 ? a : Number(a)))
+  const until = Date.now() + ms
+  const counts = {}
+  const pending = []
+  const one = (i) => fetch(url + '/api/v1/auth/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.' + (100 + (i >> 8)) + '.' + (i & 255) + '.1' },
+    body: JSON.stringify({ username: 'spray' + Math.random().toString(36).slice(2, 10), password: 'wrong password' }),
+  }).then(async (r) => { await r.arrayBuffer(); counts[r.status] = (counts[r.status] ?? 0) + 1 }, () => { counts.error = (counts.error ?? 0) + 1 })
+  await Promise.all(Array.from({ length: n }, async (_, i) => {
+    await new Promise((r) => setTimeout(r, (i * 200) / n))
+    while (Date.now() < until) {
+      pending.push(one(i))
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }))
+  await Promise.all(pending)
+  console.log(JSON.stringify(counts))
+`
+
+if (wanted.has('spray')) {
+  const n = Number(process.env.SPRAY_ADDRESSES ?? 100)
+  const ms = 15_000
+  const bystander = await register('bystander')
+  const sprayer = spawn(process.execPath, ['--input-type=module', '-e', SPRAYER, service.url, String(n), String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let tallied = ''
+  sprayer.stdout.setEncoding('utf8').on('data', (d) => (tallied += d))
+  const done = new Promise((r) => sprayer.once('close', r))
+  const until = performance.now() + ms
+  await new Promise((r) => setTimeout(r, 500))
+  const probes = []
+  while (performance.now() < until) {
+    await Promise.all([login(bystander.username, PASSWORD, freshIp()).then((r) => probes.push(r)), new Promise((r) => setTimeout(r, 1000))])
+  }
+  await done
+  console.log(`\n6. ${ms / 1000} s of wrong-password logins for random usernames from ${n} addresses, 5/s each (another process): ${tallied.trim()}`)
+  console.log(`   bystander login from a fresh address, once a second: ${tally(probes)}; median ${fmt(median(probes.map((r) => r.ms)))}, slowest ${fmt(Math.max(...probes.map((r) => r.ms)))}`)
+  console.log(`     each, in order (s): ${probes.map((r) => (r.ms / 1000).toFixed(1)).join(' ')}`)
+  for (const r of probes.filter((p) => p.status !== 200)) console.log(`     a ${r.status}: ${r.body?.message}`)
+}
+
+if (wanted.has('burst-busy')) {
+  // Another process keeps one core busy for the length of the burst.
+  const busy = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' })
+  await new Promise((r) => setTimeout(r, 500))
+  try {
+    await burst('7. the burst of 2 while another process keeps one core busy', 'busy', 61)
+  } finally {
+    busy.kill()
+  }
 }
 
 await service.close()

@@ -1,5 +1,6 @@
 // Writes the export stream (transfer-format.ts) of one database, read in one snapshot, row by row
 // through cursors so that a million links never sit in memory at once.
+import { createHash } from 'node:crypto'
 import type { Sql } from '../db/types.js'
 import { FORMAT, presentTables, schemaVersion, VERSION, type Header, type Trailer } from './transfer-format.js'
 
@@ -23,8 +24,13 @@ export async function exportDatabase(
     await tx`set local time zone 'UTC'`
     // The snapshot waits on a slow reader of the output; the service's own bound is for requests.
     await tx`set local idle_in_transaction_session_timeout = 0`
+    const digest = createHash('sha256')
+    const write = (text: string) => {
+      digest.update(text + '\n')
+      return line(text)
+    }
     const header: Header = { format: FORMAT, version: VERSION, schema: await schemaVersion(tx), exported_at: new Date().toISOString() }
-    await line(JSON.stringify(header))
+    await write(JSON.stringify(header))
     const counts: Record<string, number> = {}
     for (const table of await presentTables(tx)) {
       if (table.sessions && !options.sessions) continue
@@ -32,12 +38,12 @@ export async function exportDatabase(
       let n = 0
       const rows = tx<{ row: string }[]>`select row_to_json(t)::text as row from ${tx(table.name)} t order by ${tx(table.key)}`
       for await (const batch of rows.cursor(CURSOR_ROWS)) {
-        for (const { row } of batch) await line(prefix + row + '}')
+        for (const { row } of batch) await write(prefix + row + '}')
         n += batch.length
       }
       counts[table.name] = n
     }
-    const trailer: Trailer = { counts }
+    const trailer: Trailer = { counts, sha256: digest.digest('hex') }
     await line(JSON.stringify(trailer))
     return counts
   })

@@ -1,6 +1,7 @@
 // The export stream: JSON Lines. A header, then one line per row of the tables below in
 // this order (a row's references come before it), then a trailer with each table's row count, so a
-// truncated stream is refused on import. Which tables move, and why: docs/decisions.md, "Export".
+// truncated stream is refused on import, and the SHA-256 of every line before it, so an edited one
+// is. Which tables move, and why: docs/decisions.md, "Export".
 import type { Sql, Tx } from '../db/types.js'
 
 export const FORMAT = 'link-service-export'
@@ -36,10 +37,19 @@ export interface Header {
   exported_at: string
 }
 
-/** The last line: rows written per table. */
+/** The last line: rows written per table, and the digest of the lines before it (each with its newline). */
 export interface Trailer {
   counts: Record<string, number>
+  /** hex */
+  sha256: string
 }
+
+/**
+ * The longest line an import reads. The longest valid row is a link's: a 4,096-byte url, its
+ * Location form (up to three times as long) and host_domains, every suffix of its host, about
+ * 4 MiB for a 4,096-byte host of one-letter labels. A longer line is refused before it is held.
+ */
+export const MAX_LINE_BYTES = 8 * 1024 * 1024
 
 /** Bad input or a database that cannot take it: a one-line reason, nothing written. */
 export class TransferError extends Error {}

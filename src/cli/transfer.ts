@@ -1,12 +1,12 @@
 // `export`, `import` and `migrate`: the whole state of an installation as one JSON Lines
 // stream (src/admin/transfer-format.ts), and an embedded install moved into PostgreSQL in one step.
+import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { open, rm } from 'node:fs/promises'
+import { open, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
-import { join } from 'node:path'
-import { createInterface } from 'node:readline'
+import { basename, dirname, join } from 'node:path'
 import { exportDatabase } from '../admin/export.js'
-import { importDatabase } from '../admin/import.js'
+import { importDatabase, readExportLines } from '../admin/import.js'
 import { TransferError } from '../admin/transfer-format.js'
 import { CliError, openMigrated, parseArgs, type CliCommand, type CliContext } from './command.js'
 
@@ -61,8 +61,13 @@ const exportCommand: CliCommand = {
       ctx.log.info('admin', { action: 'export', counts, to: 'stdout' })
       return
     }
+    // A new file beside the target, renamed into place: nothing planted at `file` (a symlink, a
+    // file another user can read) is followed or reused, and a failed export leaves no file.
+    const temporary = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`)
     // The export holds password hashes: for this user alone, like the database (docs/deploy.md).
-    const handle = await open(file, 'w', 0o600)
+    const handle = await open(temporary, 'wx', 0o600).catch((err: NodeJS.ErrnoException) => {
+      throw new CliError(`cannot write beside ${file}: ${err.code ?? err.message}`)
+    })
     let counts: Record<string, number>
     try {
       await handle.chmod(0o600)
@@ -72,26 +77,22 @@ const exportCommand: CliCommand = {
       await out.end()
       stream.end()
       await once(stream, 'close')
+      await rename(temporary, file)
     } catch (err) {
       await handle.close().catch(() => {})
-      // A partial file would only be refused on import (no last line); leave none.
-      await rm(file, { force: true })
+      await rm(temporary, { force: true })
       throw err
     }
     ctx.report(`exported to ${file}: ${summary(counts)}`, { action: 'export', counts, to: file })
   },
 }
 
-async function readLines(input: NodeJS.ReadableStream, line: (text: string) => Promise<void>): Promise<void> {
-  for await (const text of createInterface({ input, crlfDelay: Infinity })) await line(text)
-}
-
 const importCommand: CliCommand = {
   words: ['import'],
-  usage: 'import [--file F]   (an export, from stdin by default, into an empty database)',
+  usage: 'import [--file F] [--no-verify]   (an export, from stdin by default, into an empty database)',
   async run(ctx, args) {
     const { options, flags, rest } = parseArgs(args, ['file'])
-    const unknown = [...flags].map((f) => `--${f}`)[0] ?? rest[0]
+    const unknown = [...flags].filter((f) => f !== 'no-verify').map((f) => `--${f}`)[0] ?? rest[0]
     if (unknown !== undefined) throw new CliError(`import: unexpected argument ${unknown}`)
     const file = options.get('file')
     // Opened first: a missing file is refused before the database is touched.
@@ -99,9 +100,10 @@ const importCommand: CliCommand = {
       throw new CliError(`cannot read ${file}: ${err.code ?? err.message}`)
     })
     try {
-      const input = handle?.createReadStream() ?? ctx.stdin
+      const input = (handle?.createReadStream() ?? ctx.stdin) as AsyncIterable<Buffer>
       const db = await ctx.db()
-      const counts = await transferring(importDatabase(db.sql, (line) => readLines(input, line)))
+      const options = { argon2: ctx.config.argon2, verify: !flags.has('no-verify') }
+      const counts = await transferring(importDatabase(db.sql, options, (line) => readExportLines(input, line)))
       ctx.report(`imported: ${summary(counts)}`, { action: 'import', counts, from: file ?? 'stdin' })
     } finally {
       await handle?.close()
@@ -121,6 +123,11 @@ const migrateCommand: CliCommand = {
     if (ctx.config.databaseUrl === undefined) throw new CliError('migrate moves into PostgreSQL: set DATABASE_URL to the (empty) target database')
     // Opening a directory that holds no database would create an empty one and move nothing.
     if (!existsSync(join(from, 'PG_VERSION'))) throw new CliError(`${from} holds no embedded database (no PG_VERSION)`)
+    // Anyone who can write there could have changed what is about to become the real database.
+    const mode = (await stat(from)).mode & 0o777
+    if ((mode & 0o022) !== 0) {
+      throw new CliError(`${from} is writable by others (mode ${mode.toString(8).padStart(4, '0')}): its data cannot be trusted; check it, then chmod go-w it`)
+    }
     await migrateFrom(ctx, from)
   },
 }
@@ -131,7 +138,8 @@ async function migrateFrom(ctx: CliContext, from: string): Promise<void> {
   try {
     const target = await ctx.db()
     // Sessions too: a move, not a file left behind; logged-in users stay logged in.
-    const counts = await transferring(importDatabase(target.sql, (line) => exportDatabase(source.sql, { sessions: true }, line).then(() => {})))
+    const options = { argon2: ctx.config.argon2, verify: true }
+    const counts = await transferring(importDatabase(target.sql, options, (line) => exportDatabase(source.sql, { sessions: true }, line).then(() => {})))
     ctx.report(`migrated ${from} into DATABASE_URL: ${summary(counts)}`, { action: 'migrate', counts, from })
   } finally {
     await source.close()

@@ -1,7 +1,7 @@
 // The embedded PGlite engine, served on a private Unix socket so that the same driver and the
 // same SQL run on it as on PostgreSQL; its data directory locked against a second process
 // (docs/decisions.md, the embedded database).
-import { chmod, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { chmod, lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -16,6 +16,8 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
   const { NodeFS } = await import('@electric-sql/pglite/nodefs')
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  // The engine's file system does not follow a symbolic link at its root: DATA_DIR may be one.
+  dataDir = await realpath(dataDir)
   const unlock = await lockDataDir(dataDir)
   // The files hold the password hashes: they are for this user alone. The umask covers what this
   // process creates (PGlite's directories among it); PGlite's engine then sets each new file's mode
@@ -48,7 +50,7 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
     await pglite?.close().catch(() => {})
     await rm(socketDir, { recursive: true, force: true })
     await unlock()
-    throw err
+    throw engineError(err, dataDir)
   }
   // PGlite runs one query at a time; one connection keeps transactions from interleaving.
   const sql = postgres({ ...options, path: socketPath, max: 1, user: 'postgres', database: 'postgres' })
@@ -66,6 +68,18 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
       await unlock()
     },
   }
+}
+
+// The engine's file system errors are Emscripten's ErrnoError: no Error, no message, its own
+// numbers (the common ones here, from Emscripten's ERRNO_CODES).
+const EMSCRIPTEN_ERRNO: Record<number, string> = { 2: 'EACCES', 20: 'EEXIST', 28: 'EINVAL', 29: 'EIO', 31: 'EISDIR', 32: 'ELOOP', 44: 'ENOENT', 51: 'ENOSPC', 54: 'ENOTDIR', 55: 'ENOTEMPTY', 63: 'EPERM', 69: 'EROFS' }
+
+/** An Error that says what failed, whatever the engine threw. */
+function engineError(err: unknown, dataDir: string): Error {
+  if (err instanceof Error) return err
+  const errno = (err as { errno?: unknown } | null)?.errno
+  const code = typeof errno === 'number' ? EMSCRIPTEN_ERRNO[errno] ?? `errno ${errno}` : String(err)
+  return new Error(`the embedded engine failed on a file in ${dataDir}: ${code}`)
 }
 
 /** Takes every permission from group and others, under `path` (symbolic links left alone). */

@@ -1,9 +1,11 @@
 // Link fields (spec §2, contract §4).
 import { Fields, hasInvisible } from '../http/fields.js'
+import { canonicalHost } from './hosts.js'
 import { CODE_LENGTH, isShortCode } from './short-code.js'
 
 export const MAX_URL_BYTES = 4096
 const URL_RULE = { min: 1, max: MAX_URL_BYTES, unit: 'bytes' } as const
+const CODE_RULE = { min: CODE_LENGTH, max: CODE_LENGTH }
 const SCHEME = /^https?:\/\//i
 // ASCII space and controls, and every other Unicode control or white-space character.
 const SPACE_OR_CONTROL = /[\p{Cc}\p{White_Space}]/u
@@ -22,11 +24,21 @@ export interface LinkInput {
 export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
   const f = new Fields(body)
   const url = checkUrl(f, f.string('url', URL_RULE))
-  const code = f.optionalString('code', { min: CODE_LENGTH, max: CODE_LENGTH })
-  if (code !== undefined && !isShortCode(code)) f.fail('code', 'INVALID', 'must be 8 Base62 characters (0-9, A-Z, a-z)')
+  const code = checkCode(f, f.optionalString('code', CODE_RULE))
   const expiresAt = parseExpiry(f, body.expires_at, nowMs) ?? null
   f.check()
   return code === undefined ? { url: url!, expiresAt } : { url: url!, code, expiresAt }
+}
+
+/**
+ * A stored link's code and url (a row of an import): the API's rules, the url unless the link is
+ * deleted (a tombstone keeps only its code). Its expiry may be past. Throws the API's 422.
+ */
+export function checkStoredLink(row: Record<string, unknown>): void {
+  const f = new Fields(row)
+  checkCode(f, f.string('code', CODE_RULE))
+  if (row.deleted_at === null || row.deleted_at === undefined) checkUrl(f, f.string('url', URL_RULE))
+  f.check()
 }
 
 /** A PATCH: `url` and/or `expires_at`; an expires_at of null clears the expiry (undefined: unchanged). */
@@ -89,9 +101,14 @@ export function urlProblem(url: string): string | undefined {
   }
   const authority = url.slice(url.indexOf('//') + 2).split(/[/?#]/, 1)[0]!
   if (authority.includes('@')) return 'must not contain user-info (user:pass@)'
-  // The host must be in the string as sent: the URL parser turns "http:///x" into host "x".
-  if (authority === '' || authority.startsWith(':') || parsed.hostname === '') return 'must have a host'
+  // The host must be in the string as sent: the URL parser turns "http:///x" into host "x";
+  // "http://../" has only dots, which hosts.ts strips.
+  if (authority === '' || authority.startsWith(':') || canonicalHost(parsed.hostname) === '') return 'must have a host'
   return undefined
+}
+
+function checkCode(f: Fields, code: string | undefined): string | undefined {
+  return code === undefined || isShortCode(code) ? code : f.fail('code', 'INVALID', 'must be 8 Base62 characters (0-9, A-Z, a-z)')
 }
 
 function checkUrl(f: Fields, url: string | undefined): string | undefined {

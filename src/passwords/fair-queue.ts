@@ -5,11 +5,13 @@
 // previous item and after the previous item for the same account. So a flood from one address
 // only lengthens its own line, and so does a flood aimed at one account from many addresses
 // (past the first item of each), while the account's owner, asking from an address of its own,
-// still goes next. Among equal start tags, an account with fewer items before goes first, then
-// first come.
+// still goes next. Among equal start tags, the client with fewest items waiting goes first (one
+// that sends faster than it is served is flooding), then the account with fewer items before,
+// then first come. TwoLaneQueue puts clients whose checks failed lately behind all the others.
 
 export interface Queued<T> {
   readonly value: T
+  readonly client: string | undefined
   readonly start: number
   /** the account's finish tag before this item: breaks ties between equal start tags */
   readonly rank: number
@@ -28,6 +30,8 @@ export class FairQueue<T> {
   readonly #finish = new Map<string, number>()
   /** sorted by start tag, then rank, then first come */
   readonly #items: Queued<T>[] = []
+  /** per client key: its items waiting */
+  readonly #waiting = new Map<string, number>()
 
   get size(): number {
     return this.#items.length
@@ -42,7 +46,8 @@ export class FairQueue<T> {
     const start = clientFinish > this.#virtual ? Math.max(clientFinish, rank) : this.#virtual
     if (client !== undefined) this.#finish.set(client, start + 1)
     if (account !== undefined) this.#finish.set(account, Math.max(rank, start + 1))
-    const item: Queued<T> = { value, start, rank }
+    const item: Queued<T> = { value, client, start, rank }
+    if (client !== undefined) this.#waiting.set(client, (this.#waiting.get(client) ?? 0) + 1)
     // Binary search for the first item that sorts after this one.
     let lo = 0
     let hi = this.#items.length
@@ -53,13 +58,26 @@ export class FairQueue<T> {
       else hi = mid
     }
     this.#items.splice(lo, 0, item)
-    return { item, ahead: lo }
+    // Of those sorted before it, an item of the same start tag whose client has more waiting
+    // will be served after it (shift).
+    const mine = this.#waitingOf(item)
+    let ahead = 0
+    for (let i = 0; i < lo; i++) if (this.#items[i]!.start < start || this.#waitingOf(this.#items[i]!) <= mine) ahead++
+    return { item, ahead }
   }
 
   /** The next item to serve, removed from the queue. */
   shift(): T | undefined {
-    const item = this.#items.shift()
-    if (item === undefined) return undefined
+    const items = this.#items
+    if (items.length === 0) return undefined
+    // Among the items of the earliest start tag (in order of rank, then arrival), the first of
+    // the client with fewest waiting.
+    let best = 0
+    for (let i = 1; i < items.length && items[i]!.start === items[0]!.start; i++) {
+      if (this.#waitingOf(items[i]!) < this.#waitingOf(items[best]!)) best = i
+    }
+    const [item] = items.splice(best, 1) as [Queued<T>]
+    this.#left(item)
     this.#virtual = item.start
     this.#forget()
     return item.value
@@ -75,8 +93,20 @@ export class FairQueue<T> {
     const i = this.#items.indexOf(item)
     if (i === -1) return false
     this.#items.splice(i, 1)
+    this.#left(item)
     this.#forget()
     return true
+  }
+
+  #waitingOf(item: Queued<T>): number {
+    return item.client === undefined ? 0 : this.#waiting.get(item.client)!
+  }
+
+  #left(item: Queued<T>): void {
+    if (item.client === undefined) return
+    const n = this.#waiting.get(item.client)! - 1
+    if (n === 0) this.#waiting.delete(item.client)
+    else this.#waiting.set(item.client, n)
   }
 
   #tag(key: string | undefined): number {
@@ -92,5 +122,77 @@ export class FairQueue<T> {
     }
     if (this.#finish.size <= 2 * this.#items.length + 64) return
     for (const [key, finish] of this.#finish) if (finish <= this.#virtual) this.#finish.delete(key)
+  }
+}
+
+/**
+ * Two fair queues, the second served only while the first is empty. A client whose checks failed
+ * lately (`demoted`: guessing), or that asks for a check while one of its checks is still waiting
+ * (sending faster than it is served: a flood), waits behind every client that asks for one at a
+ * time without failing, and takes fair turns with the others like it. `demote` moves a client's
+ * waiting checks to the second lane when one of its checks fails. Items are named by their values.
+ */
+export class TwoLaneQueue<T> {
+  readonly #lanes = [new FairQueue<T>(), new FairQueue<T>()] as const
+  readonly #where = new Map<T, { lane: 0 | 1; item: Queued<T>; keys: Keys }>()
+  /** per client: its checks waiting, in either lane */
+  readonly #waiting = new Map<string, number>()
+
+  get size(): number {
+    return this.#where.size
+  }
+
+  /** `ahead`: how many would be served before it if nobody else came. */
+  push(keys: Keys, value: T, demoted: boolean): number {
+    if (!demoted && keys.client !== undefined && this.#waiting.has(keys.client)) {
+      this.demote(keys.client)
+      demoted = true
+    }
+    const lane = demoted ? 1 : 0
+    this.#count(keys, 1)
+    const { item, ahead } = this.#lanes[lane].push(keys, value)
+    this.#where.set(value, { lane, item, keys })
+    return demoted ? this.#lanes[0].size + ahead : ahead
+  }
+
+  shift(): T | undefined {
+    const value = this.#lanes[0].size > 0 ? this.#lanes[0].shift() : this.#lanes[1].shift()
+    if (value === undefined) return undefined
+    this.#left(value)
+    return value
+  }
+
+  /** The value that would be served last. */
+  last(): T | undefined {
+    return (this.#lanes[1].last() ?? this.#lanes[0].last())?.value
+  }
+
+  remove(value: T): boolean {
+    const at = this.#where.get(value)
+    if (at === undefined) return false
+    this.#left(value)
+    return this.#lanes[at.lane].remove(at.item)
+  }
+
+  /** The client's checks waiting in the first lane go to the second, in their order. */
+  demote(client: string): void {
+    for (const [value, at] of this.#where) {
+      if (at.lane !== 0 || at.keys.client !== client) continue
+      this.#lanes[0].remove(at.item)
+      this.#where.set(value, { lane: 1, item: this.#lanes[1].push(at.keys, value).item, keys: at.keys })
+    }
+  }
+
+  #left(value: T): void {
+    const at = this.#where.get(value)!
+    this.#where.delete(value)
+    this.#count(at.keys, -1)
+  }
+
+  #count(keys: Keys, by: 1 | -1): void {
+    if (keys.client === undefined) return
+    const n = (this.#waiting.get(keys.client) ?? 0) + by
+    if (n === 0) this.#waiting.delete(keys.client)
+    else this.#waiting.set(keys.client, n)
   }
 }

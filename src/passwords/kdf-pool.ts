@@ -1,6 +1,7 @@
 // The password KDF's worker threads, and the fair line in front of them. A hash takes a core for
 // about a quarter of a second, so a burst of logins waits its turn here, served fairly across
-// client addresses and accounts (fair-queue.ts). The line is long enough for any plausible burst;
+// client addresses and accounts; an address whose checks failed or were refused lately, or that
+// asks again while a check of its own waits, after all others (fair-queue.ts, failing-clients.ts). The line is long enough for any plausible burst;
 // it refuses (503 with Retry-After) only a request still waiting after MAX_WAIT_MS, one that
 // clearly would (its expected wait half as long again), or one past MAX_WAITING: then the one
 // served last goes, the newest of whoever has queued most. A request whose client hangs up leaves
@@ -9,7 +10,8 @@ import { Worker } from 'node:worker_threads'
 import { ClientGone } from '../http/body.js'
 import { kdfBusy } from '../http/errors.js'
 import type { KdfJob } from './derive.js'
-import { FairQueue, type Keys, type Queued } from './fair-queue.js'
+import { FailingClients } from './failing-clients.js'
+import { TwoLaneQueue, type Keys } from './fair-queue.js'
 
 /** Hundreds: a burst of 60 logins is a fraction of it. */
 export const MAX_WAITING = 512
@@ -37,7 +39,6 @@ interface Job {
   claim: Claim
   resolve: (result: KdfResult) => void
   reject: (err: unknown) => void
-  item?: Queued<Job>
   timer?: NodeJS.Timeout
   unsubscribe?: () => void
 }
@@ -66,7 +67,8 @@ export function costKey(job: KdfJob): string {
 }
 
 export class KdfPool {
-  readonly #queue = new FairQueue<Job>()
+  readonly #queue = new TwoLaneQueue<Job>()
+  readonly #failing = new FailingClients()
   readonly #slots: Slot[] = []
   /** recent derivation times by costKey, as moving averages */
   readonly #costs = new Map<string, number>()
@@ -101,26 +103,32 @@ export class KdfPool {
       const entry: Job = { job, claim, resolve, reject }
       const free = this.#slots.find((s) => s.busy === undefined)
       if (free !== undefined && this.#queue.size === 0) return this.#start(free, entry)
-      const { item, ahead } = this.#queue.push(claim.keys, entry)
-      entry.item = item
+      const client = claim.keys.client
+      const ahead = this.#queue.push(claim.keys, entry, client !== undefined && this.#failing.has(client))
       if (this.#queue.size > this.maxWaiting) {
         const last = this.#queue.last()!
         this.#queue.remove(last)
-        this.#refuse(last.value)
-        if (last === item) return
+        this.#refuse(last)
+        if (last === entry) return
       } else if (this.#expectedWaitMs(ahead) > this.maxWaitMs * HOPELESS) {
-        this.#queue.remove(item)
+        this.#queue.remove(entry)
         return this.#refuse(entry)
       }
       entry.timer = setTimeout(() => {
-        if (this.#queue.remove(item)) this.#refuse(entry)
+        if (this.#queue.remove(entry)) this.#refuse(entry)
       }, this.maxWaitMs).unref()
       entry.unsubscribe = claim.whenGone?.(() => {
-        if (!this.#queue.remove(item)) return
+        if (!this.#queue.remove(entry)) return
         this.#settle(entry)
         reject(new ClientGone())
       })
     })
+  }
+
+  /** A check of this client failed: its checks go behind everyone else's for a while. */
+  demote(client: string): void {
+    this.#failing.note(client)
+    this.#queue.demote(client)
   }
 
   /** Stops the threads; whatever still waits is dropped (its clients are gone by now). */
@@ -144,8 +152,10 @@ export class KdfPool {
     return Math.ceil((ahead + 1) / this.threads) * this.#averageMs
   }
 
+  /** A refused check counts as failed: its client was sending more than its share. */
   #refuse(entry: Job): void {
     this.#settle(entry)
+    if (entry.claim.keys.client !== undefined) this.demote(entry.claim.keys.client)
     const seconds = Math.ceil(((this.#queue.size / this.threads) * this.#averageMs) / 1000)
     entry.reject(kdfBusy(Math.min(Math.max(seconds, 1), Math.ceil(this.maxWaitMs / 1000))))
   }

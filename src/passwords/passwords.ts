@@ -2,7 +2,8 @@
 // from @noble/hashes, computed on the worker threads of a KdfPool, never on the event loop.
 // verify() costs the same whoever asks: an unknown user and a damaged row are checked against a
 // dummy hash of the configured cost, and a failed check against an older, cheaper hash is padded
-// to the time of one at the configured cost. Passwords are normalised to NFC first.
+// to the time of one at the configured cost. Passwords are normalised to NFC first. A failed
+// check puts its address behind all others for a while (KdfPool.demote).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { KdfJob } from './derive.js'
@@ -61,6 +62,7 @@ export class Passwords {
     if (target === undefined) throw new Error('Passwords.verify before start()')
     const { key, ms } = await this.#pool.run(jobFor(target, password), claimOf(who))
     const ok = parsed !== undefined && timingSafeEqual(key, target.key)
+    if (!ok && who !== undefined) this.#pool.demote(who.address)
     const current = isCurrent(target, this.params)
     // A wrong password against a cheaper hash answers no sooner than one against a current hash.
     if (!ok && !current) await sleep(Math.max(0, (this.#pool.typicalMs(this.#currentCost) ?? 0) - ms))
@@ -72,6 +74,13 @@ export class Passwords {
   }
 }
 
+/** The pool's fairness keys. An account key is digested: a login may name any string, of any length. */
+function claimOf(who: Requester | undefined): Claim {
+  if (who === undefined) return { keys: {} }
+  const account = createHash('sha256').update(who.account).digest('base64url')
+  return { keys: { client: who.address, account }, whenGone: who.whenGone }
+}
+
 function argon2Job(password: string, salt: Uint8Array, params: Readonly<Argon2Params>, dkLen: number): KdfJob {
   return { alg: 'argon2id', password: password.normalize('NFC'), salt, memoryKiB: params.memoryKiB, iterations: params.iterations, dkLen }
 }
@@ -79,11 +88,4 @@ function argon2Job(password: string, salt: Uint8Array, params: Readonly<Argon2Pa
 function jobFor(hash: StoredHash, password: string): KdfJob {
   if (hash.kind === 'argon2id') return argon2Job(password, hash.salt, hash, hash.key.length)
   return { alg: 'scrypt', password: password.normalize('NFC'), salt: hash.salt, log2N: hash.log2N, dkLen: hash.key.length }
-}
-
-/** The pool's fairness keys. An account key is digested: a login may name any string, of any length. */
-function claimOf(who: Requester | undefined): Claim {
-  if (who === undefined) return { keys: {} }
-  const account = createHash('sha256').update(who.account).digest('base64url')
-  return { keys: { client: who.address, account }, whenGone: who.whenGone }
 }

@@ -60,6 +60,20 @@ export function isCurrent(hash: StoredHash, params: Argon2Params): boolean {
   return hash.kind === 'argon2id' && hash.memoryKiB === params.memoryKiB && hash.iterations === params.iterations
 }
 
+/**
+ * True when checking a password against the hash costs no more than the configured cost: what an
+ * imported row may ask (the service writes nothing dearer; ARGON2_BOUNDS alone would let one row
+ * pin a KDF thread at 1 GiB for minutes). Hashes of earlier releases: up to their default scrypt
+ * N = 2^16 (64 MiB).
+ */
+export function withinCost(hash: StoredHash, params: Argon2Params): boolean {
+  return hash.kind === 'argon2id'
+    ? hash.memoryKiB <= params.memoryKiB && hash.iterations <= params.iterations
+    : hash.log2N <= SCRYPT_DEFAULT_LOG2N
+}
+
+const SCRYPT_DEFAULT_LOG2N = 16
+
 const within = (n: number, range: { min: number; max: number }) => n >= range.min && n <= range.max
 // RFC 9106: salt at least 8 bytes, tag at least 4; we never wrote a key under 32 bytes.
 const saltAndKeyFit = (salt: Buffer, key: Buffer) => salt.length >= 8 && salt.length <= 64 && key.length >= 16 && key.length <= 64

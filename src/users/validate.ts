@@ -35,6 +35,18 @@ export function parseRegistration(body: Record<string, unknown>): Registration {
   return { username: username!.toLowerCase(), password: password!, displayName: displayName! }
 }
 
+/**
+ * A stored account's fields (a row of an import): the registration's rules, with the username in
+ * the lowercase form registration stores. Throws the same 422 a registration would.
+ */
+export function checkStoredAccount(row: Record<string, unknown>): void {
+  const f = new Fields(row)
+  const username = checkUsername(f, f.string('username', USERNAME))
+  if (username !== undefined && username !== username.toLowerCase()) f.fail('username', 'INVALID', 'must be lowercase, as registration stores it')
+  checkDisplayName(f, f.string('display_name', DISPLAY_NAME))
+  f.check()
+}
+
 /** A new password alone (the admin CLI's reset): the registration rules. */
 export function parseNewPassword(password: string): string {
   const f = new Fields({ password })

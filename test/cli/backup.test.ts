@@ -11,7 +11,7 @@ import postgres from 'postgres'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { runCli } from '../helpers/cli.js'
-import { embedded, seedInstall } from '../helpers/install.js'
+import { embedded, exportRows, seedInstall } from '../helpers/install.js'
 import { ADMIN_URL, freshDatabase, pgUnavailable } from '../helpers/pg.js'
 import { freshDataDir } from '../helpers/server.js'
 
@@ -85,11 +85,11 @@ function runDocs(blocks: string[], names: Record<string, string>, env: Record<st
   })
 }
 
-/** An export without its header: the one line that names the time. */
-async function exportRows(env: Record<string, string>): Promise<string[]> {
+/** An export's rows (exportRows: without what names the time). */
+async function exported(env: Record<string, string>): Promise<string[]> {
   const r = await runCli(['export', '--sessions'], env)
   assert.is(r.status, 0, r.stderr)
-  return r.stdout.trimEnd().split('\n').slice(1)
+  return exportRows(r.stdout)
 }
 
 const ENV_FILE = join(TMP, 'env')
@@ -112,7 +112,7 @@ test('embedded database: the guide\'s export, then its import into a new DATA_DI
   const dir = await freshDataDir()
   try {
     await seedInstall(embedded(dir))
-    const original = await exportRows(embedded(dir))
+    const original = await exported(embedded(dir))
     const names = machine({ '/var/lib/link-service': dir })
     const backup = await runDocs([block('cli'), block('embedded-backup')], names, {})
     assert.is(backup.status, 0, backup.stderr)
@@ -120,7 +120,7 @@ test('embedded database: the guide\'s export, then its import into a new DATA_DI
     const restore = await runDocs([block('cli'), block('embedded-restore')], names, {})
     assert.is(restore.status, 0, restore.stderr)
     assert.ok(existsSync(`${dir}.before-restore`))
-    assert.equal(await exportRows(embedded(dir)), original)
+    assert.equal(await exported(embedded(dir)), original)
     assert.is(original.filter((l) => l.startsWith('{"table":"links"')).length, 3)
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -140,7 +140,7 @@ test('PostgreSQL: the guide\'s pg_dump, then its pg_restore into a new database,
   await admin`create role ${admin(db.name)}`
   try {
     await seedInstall({ DATABASE_URL: db.url })
-    const original = await exportRows({ DATABASE_URL: db.url })
+    const original = await exported({ DATABASE_URL: db.url })
     const url = new URL(ADMIN_URL)
     const pgEnv = { PGHOST: url.hostname, PGPORT: url.port || '5432', PGUSER: decodeURIComponent(url.username) }
     const names = machine({ link_service: db.name })
@@ -148,7 +148,7 @@ test('PostgreSQL: the guide\'s pg_dump, then its pg_restore into a new database,
     assert.is(backup.status, 0, backup.stderr)
     const restore = await runDocs([block('pg-restore')], names, pgEnv)
     assert.is(restore.status, 0, restore.stderr)
-    const restored = await exportRows({ DATABASE_URL: db.url })
+    const restored = await exported({ DATABASE_URL: db.url })
     assert.equal(restored, original)
     assert.is(original.filter((l) => l.startsWith('{"table":"users"')).length, 2)
   } finally {

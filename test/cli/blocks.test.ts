@@ -1,9 +1,16 @@
 // link-service block ...: a blocked host, and its subdomains, cannot be a link target;
 // links already made to it answer 410 until it is removed from the list.
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, uniqueName } from '../helpers/api.js'
 import { admin, adminLog, assertFields, cliDataDir, withServer } from '../helpers/cli.js'
+import { migrate } from '../../src/db/migrate.js'
+import { openDatabase } from '../../src/db/open.js'
+import { freshDatabase } from '../helpers/pg.js'
+import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
 
 const test = suite<{ dir: string | undefined }>('link-service block')
 test.before(async (ctx) => {
@@ -72,6 +79,80 @@ test('block list as text; a second add says so; an invalid host, or removing one
   const r = await admin(dir, ['block', 'remove', `never-${host}`])
   assert.equal([r.status, r.stderr], [1, `link-service: not blocked: never-${host}\n`])
   assert.is((await admin(dir, ['block', 'remove', host])).status, 0)
+})
+
+// The forms a campaign used to get past the block list: [link url, block list entry, blocked host].
+const EVASIONS: Array<[string, string, string]> = [
+  ['https://HOST../x', 'HOST', 'HOST'],
+  ['https://HOST./x', 'HOST...', 'HOST'],
+  ['http://[::ffff:127.0.0.1]/x', '127.0.0.1', '127.0.0.1'],
+  ['http://[::ffff:7f00:1]:8080/x', '127.0.0.1', '127.0.0.1'],
+  ['http://10.0.0.1/x', '[::ffff:10.0.0.1]', '10.0.0.1'],
+  ['http://[::10.0.0.2]/x', '10.0.0.2', '10.0.0.2'],
+  ['http://[64:ff9b::10.0.0.3]/x', '[::a00:3]', '10.0.0.3'],
+  ['http://10.0.0.4/x', '[64:ff9b::a00:4]', '10.0.0.4'],
+]
+
+test('trailing dots and IPv4 written as IPv6, in a link or in block add, name one host: made links answer 410, new ones 422', async ({ dir }) => {
+  const name = `${uniqueName('dots')}.example`
+  const cases = EVASIONS.map(([url, entry, host]) => [url.replace('HOST', name), entry.replace('HOST', name), host.replace('HOST', name)] as const)
+  const { token, codes } = await withServer(dir, async (srv) => {
+    const user = await newUser(srv.url)
+    const codes: string[] = []
+    for (const [url] of cases) codes.push((await newLink(srv.url, user.token, url)).code as string)
+    return { token: user.token, codes }
+  })
+  try {
+    for (const [, entry, host] of cases) {
+      const r = await admin(dir, ['block', 'add', entry, '--json'])
+      assert.is(r.status, 0, r.stderr)
+      assert.is(JSON.parse(r.stdout).host, host, entry)
+    }
+    await withServer(dir, async (srv) => {
+      for (const [i, [url]] of cases.entries()) {
+        const gone = await call(srv.url, 'GET', `/r/${codes[i]}`)
+        assert.equal([gone.status, gone.body.code], [410, 'LINK_DISABLED'], url)
+        const created = await call(srv.url, 'POST', '/api/v1/links', { token, body: { url } })
+        assert.equal([created.status, created.body.code], [422, 'URL_BLOCKED'], url)
+      }
+    })
+  } finally {
+    for (const host of new Set(cases.map((c) => c[2]))) await admin(dir, ['block', 'remove', host])
+  }
+})
+
+test('migration 0009 brings links and blocked hosts stored before it to the canonical host', async () => {
+  // A database at the schema before 0009, with rows as the earlier code wrote them.
+  const before = mkdtempSync(join(tmpdir(), 'link-service-0009-'))
+  for (const file of readdirSync(MIGRATIONS_DIR).filter((f) => f < '0009')) copyFileSync(join(MIGRATIONS_DIR, file), join(before, file))
+  const fresh = process.env.DATABASE_URL === undefined ? undefined : await freshDatabase()
+  const db = await openDatabase(fresh?.url, join(before, 'data'))
+  try {
+    await migrate(db.sql, before)
+    const [user] = await db.sql<{ id: string }[]>`insert into users (username, display_name, password_hash) values ('m9', 'M', 'x') returning id`
+    const stored: Array<[string, string]> = [
+      ['Aaaaaaa1', 'evil.example.'], // one dot stripped of "evil.example.."
+      ['Aaaaaaa2', '[::ffff:a00:1]'],
+      ['Aaaaaaa3', '[::ffff:127.0.0.1]'], // a link older than 0007: its url's spelling
+      ['Aaaaaaa4', '[64:ff9b::a00:1]'],
+      ['Aaaaaaa5', '[::1]'],
+      ['Aaaaaaa6', 'www.fine.example'],
+    ]
+    for (const [code, host] of stored) {
+      await db.sql`insert into links (code, user_id, url, location, host_domains) values (${code}, ${user!.id}, 'https://x/', 'https://x/', domains_of(${host}))`
+    }
+    for (const host of ['[::ffff:a00:1]', '10.0.0.1', 'evil.example.']) await db.sql`insert into blocked_hosts (host) values (${host})`
+    await migrate(db.sql, MIGRATIONS_DIR)
+    const links = await db.sql<{ code: string; host_domains: string[] }[]>`select code, host_domains from links order by code`
+    assert.equal(links.map((l) => l.host_domains[0]), ['evil.example', '10.0.0.1', '127.0.0.1', '10.0.0.1', '[::1]', 'www.fine.example'])
+    assert.equal(links[0]!.host_domains, ['evil.example', 'example'])
+    const blocked = await db.sql<{ host: string }[]>`select host from blocked_hosts order by host`
+    assert.equal(blocked.map((b) => b.host), ['10.0.0.1', 'evil.example'])
+  } finally {
+    await db.close()
+    await fresh?.drop()
+    rmSync(before, { recursive: true, force: true })
+  }
 })
 
 test.run()

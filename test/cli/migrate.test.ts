@@ -7,7 +7,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login } from '../helpers/api.js'
 import { runCli } from '../helpers/cli.js'
-import { embedded, seedInstall, type Seeded } from '../helpers/install.js'
+import { embedded, exportRows, seedInstall, type Seeded } from '../helpers/install.js'
 import { freshDatabase, pgUnavailable, type FreshDatabase } from '../helpers/pg.js'
 import { freshDataDir, startServer } from '../helpers/server.js'
 
@@ -60,7 +60,7 @@ if (unavailable !== undefined) {
 
     // The same stream from both (header aside): nothing lost or changed on the way.
     const [from, to] = await Promise.all([runCli(['export', '--sessions'], embedded(dir)), runCli(['export', '--sessions'], { DATABASE_URL: target.url })])
-    assert.equal(to.stdout.split('\n').slice(1), from.stdout.split('\n').slice(1))
+    assert.equal(exportRows(to.stdout), exportRows(from.stdout))
 
     const srv = await startServer({ DATABASE_URL: target.url })
     try {
@@ -92,7 +92,7 @@ if (unavailable !== undefined) {
     assert.is(r.status, 1)
     assert.match(r.stderr, /the database is not empty/)
     const after = await runCli(['export', '--sessions'], { DATABASE_URL: target.url })
-    assert.equal(after.stdout.split('\n').slice(1), before.stdout.split('\n').slice(1))
+    assert.equal(exportRows(after.stdout), exportRows(before.stdout))
   })
 
   test.run()

@@ -8,7 +8,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login } from '../helpers/api.js'
 import { runCli } from '../helpers/cli.js'
-import { freshStore, seedInstall, type Seeded, type Store } from '../helpers/install.js'
+import { exportRows, freshStore, seedInstall, type Seeded, type Store } from '../helpers/install.js'
 import { freshDatabase, pgUnavailable } from '../helpers/pg.js'
 import { startServer } from '../helpers/server.js'
 import { exportDatabase } from '../../src/admin/export.js'
@@ -19,11 +19,6 @@ import { openDatabase } from '../../src/db/open.js'
 import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js'
 
 const TMP = mkdtempSync(join(tmpdir(), 'link-service-transfer-'))
-
-/** The stream's lines without the header, the one line that names the time of the export. */
-function rows(stream: string): string[] {
-  return stream.trimEnd().split('\n').slice(1)
-}
 
 async function exported(store: Store, ...args: string[]): Promise<string> {
   const r = await runCli(['export', ...args], store.env)
@@ -84,7 +79,7 @@ test('import into an empty database, then export: the same stream; logins, redir
     assert.is(log.action, 'import')
     assert.is(log.counts.users, 2)
     assert.not.ok(r.stderr.includes('$argon2id$'))
-    assert.equal(rows(await exported(target, '--sessions')), rows(stream))
+    assert.equal(exportRows(await exported(target, '--sessions')), exportRows(stream))
 
     const srv = await startServer(target.env)
     try {
@@ -117,7 +112,7 @@ test('export --file writes a file for its owner alone (0600) and says what it wr
   assert.is(r.status, 0, r.stderr)
   assert.is(statSync(file).mode & 0o777, 0o600)
   assert.match(r.stdout, /^exported to .*export\.jsonl: users 2, links 3, /)
-  assert.equal(rows(readFileSync(file, 'utf8')), rows(stream).filter((l) => !l.startsWith('{"table":"sessions"')).map((l) => l.replace(/"sessions":2,/, '')))
+  assert.equal(exportRows(readFileSync(file, 'utf8')), exportRows(stream).filter((l) => !l.startsWith('{"table":"sessions"')).map((l) => l.replace(/"sessions":2,/, '')))
 
   const target = await freshStore()
   try {
@@ -167,13 +162,13 @@ test('import refuses a truncated or damaged stream, another version or schema, r
   try {
     await migrate(db.sql, MIGRATIONS_DIR)
     for (const [what, input, reason] of bad) {
-      const err = await importDatabase(db.sql, async (line) => {
+      const err = await importDatabase(db.sql, { argon2: config.argon2, verify: false }, async (line) => {
         for (const text of input) await line(text)
       }).then(() => undefined, (e: Error) => e)
       assert.instance(err, TransferError, what)
       assert.match(err!.message, reason, `${what}: ${err!.message}`)
     }
-    const counts = await importDatabase(db.sql, async (line) => {
+    const counts = await importDatabase(db.sql, { argon2: config.argon2, verify: true }, async (line) => {
       for (const text of lines) await line(text)
     })
     assert.is(counts.users, 2)
@@ -187,7 +182,7 @@ test('import refuses a database that is not empty, and leaves it as it was', asy
   const r = await runCli(['import'], source.env, stream)
   assert.is(r.status, 1)
   assert.match(r.stderr, /the database is not empty \(table users has rows\): import only into an empty database/)
-  assert.equal(rows(await exported(source, '--sessions')), rows(stream))
+  assert.equal(exportRows(await exported(source, '--sessions')), exportRows(stream))
 })
 
 test('import of a file that does not exist is refused before the database is opened', async () => {

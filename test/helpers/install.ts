@@ -18,6 +18,15 @@ export function embedded(dir: string): Record<string, string> {
   return { DATA_DIR: dir, DATABASE_URL: '' }
 }
 
+/**
+ * An export's lines that name its data: without the header, which names the time of the export,
+ * and without the digest in the last line, which covers the header.
+ */
+export function exportRows(stream: string): string[] {
+  const lines = stream.trimEnd().split('\n').slice(1)
+  return [...lines.slice(0, -1), JSON.stringify({ counts: JSON.parse(lines.at(-1)!).counts })]
+}
+
 export async function freshStore(): Promise<Store> {
   if (process.env.DATABASE_URL === undefined) {
     const dir = await freshDataDir()

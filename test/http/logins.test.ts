@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert'
 import { call, login, newUser, randomIp, uniqueName, type Res, type User } from '../helpers/api.js'
 import { legacyScryptHash } from '../helpers/passwords.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
+import { until } from '../helpers/wait.js'
 import { Passwords } from '../../src/passwords/passwords.js'
 import { sleep } from '../helpers/wait.js'
 
@@ -235,6 +236,27 @@ floods('wrong-password logins at one account from 25 addresses at 5/s each: a by
   }
 })
 
+// issue 18: with one thread, so that the order of service shows
+const priority = serverSuite('addresses that failed wait', { ARGON2_MEMORY_KIB: '16384', ARGON2_ITERATIONS: '1', KDF_THREADS: '1' })
+
+// issue 18: an address whose recent attempts failed waits behind addresses without failures,
+// even when each such address sends one login at a time (which fair turns alone would serve first)
+priority('addresses whose logins failed lately wait behind a bystander: it goes before their next tries', async ({ srv }) => {
+  const bystander = await newUser(srv.url, PASSWORD)
+  const guessers = Array.from({ length: 20 }, () => randomIp())
+  // One failure each (an unknown username, so no account's backoff): these addresses now guess.
+  for (const r of await Promise.all(guessers.map((ip) => postLogin(srv, uniqueName('nobody'), 'wrong password', ip)))) assert.is(r.status, 401)
+  const order: string[] = []
+  const tries = guessers.map((ip, i) => postLogin(srv, uniqueName('nobody'), 'wrong password', ip).then((r) => (order.push(`guess${i}`), r)))
+  await until(5_000, async () => srv.service.deps.passwords.pool.waiting >= 15)
+  const answer = await postLogin(srv, bystander.username, PASSWORD)
+  order.push('bystander')
+  for (const r of await Promise.all(tries)) assert.is(r.status, 401)
+  assert.is(answer.status, 200)
+  // Behind the one running when it came, and at most one more that had not reached the line.
+  assert.ok(order.indexOf('bystander') <= 2, `the bystander came after ${order.indexOf('bystander')} of 20 guesses`)
+})
+
 // ---------------------------------------------------------------------------------------------
 const backoff = serverSuite('failed-login backoff')
 
@@ -312,5 +334,6 @@ changes('twenty password changes or deletions from one address, then 429', async
 storage.run()
 burst.run()
 floods.run()
+priority.run()
 backoff.run()
 changes.run()

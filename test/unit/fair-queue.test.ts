@@ -3,7 +3,8 @@
 // bystander's login by at most a few seconds"; the attacked account's owner is not locked out.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { FairQueue, type Keys } from '../../src/passwords/fair-queue.js'
+import { FairQueue, TwoLaneQueue, type Keys } from '../../src/passwords/fair-queue.js'
+import { FAILURE_MEMORY_MS, FailingClients } from '../../src/passwords/failing-clients.js'
 
 const test = suite('FairQueue')
 
@@ -26,8 +27,9 @@ test('a newcomer goes ahead of a flood from one address', () => {
   const q = new FairQueue<string>()
   for (let i = 0; i < 70; i++) q.push({ client: '10.0.0.1', account: 'attacker' }, `flood${i}`)
   const { ahead } = q.push({ client: '10.9.9.9', account: 'bystander' }, 'bystander')
-  assert.is(ahead, 1, 'behind the flood’s first item only')
-  assert.equal(drain(q).slice(0, 3), ['flood0', 'bystander', 'flood1'])
+  // Of the equal first turns, the client with fewer waiting goes first.
+  assert.is(ahead, 0)
+  assert.equal(drain(q).slice(0, 3), ['bystander', 'flood0', 'flood1'])
 })
 
 // issue 9: 25 addresses guessing one account's password; a bystander and the owner log in
@@ -103,4 +105,80 @@ test('many clients come and go without the bookkeeping growing past the line', (
   assert.ok(q.push({ client: 'new' }, 0).ahead <= 1)
 })
 
+// issue 18: 100 fresh addresses each sending 5 logins a second, none failed yet (each address's
+// first check has not been hashed): a bystander must not wait for a round of 100.
+test('of equal turns, a client with fewer waiting goes first: a bystander goes ahead of a round of fresh pipelining addresses', () => {
+  const q = new FairQueue<string>()
+  for (let round = 0; round < 3; round++) for (let a = 0; a < 100; a++) q.push({ client: `10.100.${a}.1`, account: `spray${round}.${a}` }, `spray${round}.${a}`)
+  for (let i = 0; i < 10; i++) q.shift()
+  const { ahead } = q.push({ client: '10.9.9.9', account: 'bystander' }, 'bystander')
+  assert.is(ahead, 0)
+  assert.is(q.shift(), 'bystander')
+})
+
+const lanes = suite('TwoLaneQueue')
+
+// issue 18: an address whose recent attempts failed waits behind addresses without failures
+lanes('a demoted client waits behind every other, whatever the turns; among demoted ones turns are fair', () => {
+  const q = new TwoLaneQueue<string>()
+  for (let i = 0; i < 3; i++) assert.is(q.push({ client: 'guesser1' }, `g1.${i}`, true), i)
+  q.push({ client: 'guesser2' }, 'g2.0', true)
+  assert.is(q.push({ client: 'bystander1' }, 'b1', false), 0)
+  assert.is(q.push({ client: 'bystander2' }, 'b2', false), 1)
+  // behind the first lane, and of the second lane's turns behind those before its own
+  assert.is(q.push({ client: 'guesser2' }, 'g2.1', true), 4)
+  assert.is(q.size, 7)
+  assert.is(q.last(), 'g1.2', 'the newest of the most served')
+  assert.equal(Array.from({ length: 7 }, () => q.shift()), ['b1', 'b2', 'g2.0', 'g1.0', 'g2.1', 'g1.1', 'g1.2'])
+  assert.is(q.shift(), undefined)
+})
+
+lanes('demote moves a client\'s waiting check behind the others; remove finds a check in either lane', () => {
+  const q = new TwoLaneQueue<string>()
+  q.push({ client: 'a' }, 'a0', false)
+  q.push({ client: 'b' }, 'b0', false)
+  q.push({ client: 'c' }, 'c0', false)
+  q.demote('a')
+  q.demote('nobody')
+  assert.ok(q.remove('c0'))
+  assert.not.ok(q.remove('c0'), 'only once')
+  assert.is(q.size, 2)
+  assert.equal([q.shift(), q.shift(), q.shift()], ['b0', 'a0', undefined])
+})
+
+// issue 18: 100 fresh addresses each sending 5 logins a second: each one's second check, sent
+// before its first was served, puts all its checks behind clients that ask one at a time.
+lanes('a client that asks again while a check of its own waits goes, with that check, behind clients asking one at a time', () => {
+  const q = new TwoLaneQueue<string>()
+  for (let a = 0; a < 100; a++) assert.is(q.push({ client: `10.100.${a}.1` }, `first${a}`, false), a)
+  for (let a = 0; a < 100; a++) q.push({ client: `10.100.${a}.1` }, `second${a}`, false)
+  assert.is(q.push({ client: 'bystander' }, 'bystander', false), 0)
+  assert.equal([q.shift(), q.shift(), q.shift()], ['bystander', 'first0', 'first1'])
+  // once its line is empty, a client is one at a time again
+  const one = new TwoLaneQueue<string>()
+  one.push({ client: 'x' }, 'x0', false)
+  one.push({ client: 'x' }, 'x1', false)
+  one.shift()
+  one.shift()
+  one.push({ client: 'y' }, 'y0', false)
+  one.push({ client: 'y' }, 'y1', false)
+  assert.is(one.push({ client: 'x' }, 'x2', false), 0)
+})
+
+lanes('a failure counts for FAILURE_MEMORY_MS; the oldest failures are forgotten first past the bound', () => {
+  let now = 0
+  const failing = new FailingClients(() => now)
+  failing.note('10.0.0.1')
+  assert.ok(failing.has('10.0.0.1'))
+  assert.not.ok(failing.has('10.0.0.2'))
+  now = FAILURE_MEMORY_MS
+  assert.ok(failing.has('10.0.0.1'))
+  now = FAILURE_MEMORY_MS + 1
+  assert.not.ok(failing.has('10.0.0.1'))
+  for (let i = 0; i <= 65_536; i++) failing.note(`c${i}`)
+  assert.not.ok(failing.has('c0'), 'the oldest went')
+  assert.ok(failing.has('c1') && failing.has('c65536'))
+})
+
 test.run()
+lanes.run()

@@ -18,8 +18,36 @@ test('an operator\'s host is taken in the same form as a link\'s', () => {
   assert.is(normalizeHost('127.0.0.1'), '127.0.0.1')
 })
 
+// The forms that got past the block list before: more than one trailing dot, and an IPv4 address
+// written as IPv6. Each must be the host it reaches, for a link's url and for an operator's host.
+const CANONICAL_HOSTS: Array<[string, string]> = [
+  ['evil.com..', 'evil.com'],
+  ['Evil.COM...', 'evil.com'],
+  ['[::ffff:127.0.0.1]', '127.0.0.1'],
+  ['[::ffff:7f00:1]', '127.0.0.1'],
+  ['[0:0:0:0:0:FFFF:7F00:0001]', '127.0.0.1'],
+  ['[::10.0.0.1]', '10.0.0.1'],
+  ['[::a00:1]', '10.0.0.1'],
+  ['[64:ff9b::10.0.0.1]', '10.0.0.1'],
+  ['[64:FF9B:0::A00:1]', '10.0.0.1'],
+  // IPv6 that reaches no IPv4 address stays as the parser writes it
+  ['[::1]', '[::1]'],
+  ['[::]', '[::]'],
+  ['[2001:db8::10.0.0.1]', '[2001:db8::a00:1]'],
+  ['[64:ff9b:1::a00:1]', '[64:ff9b:1::a00:1]'],
+  ['[::ffff:0:a00:1]', '[::ffff:0:a00:1]'],
+]
+
+test('one canonical host: all trailing dots stripped, IPv4 written as IPv6 (mapped, compatible, NAT64) is the IPv4 address', () => {
+  for (const [form, host] of CANONICAL_HOSTS) {
+    assert.is(hostOf(`https://${form}/x`), host, `url ${form}`)
+    assert.is(hostOf(`https://${form}:8443/x`), host, `url ${form} with a port`)
+    assert.is(normalizeHost(form), host, `block ${form}`)
+  }
+})
+
 test('anything but a bare host is refused rather than guessed at', () => {
-  for (const bad of ['', 'https://example.com', 'example.com/path', 'example.com:80', 'user@example.com', '*.example.com', 'exa mple.com', '.example.com', '.', 'a%41.com', 'ex?ample', '[::1', 'example.com#x']) {
+  for (const bad of ['', 'https://example.com', 'example.com/path', 'example.com:80', 'user@example.com', '*.example.com', 'exa mple.com', '.example.com', '.', '..', 'a%41.com', 'ex?ample', '[::1', 'example.com#x']) {
     assert.is(normalizeHost(bad), undefined, JSON.stringify(bad))
   }
 })

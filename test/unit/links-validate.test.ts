@@ -42,6 +42,7 @@ const REJECTED: Array<[string, string]> = [
   ['empty host, path after three slashes', 'http:///x'],
   ['empty host, four slashes', 'https:////example.com/'],
   ['empty host with a port', 'http://:8080/x'],
+  ['a host of dots only', 'https://../x'],
   ['host-less file', 'file:///etc/passwd'],
   ['backslash', 'https:\\\\example.com\\x'],
   ['space inside', 'https://example.com/a b'],

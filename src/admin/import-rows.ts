@@ -1,0 +1,59 @@
+// What an import checks in each row before writing it: the API's own rules for what a client
+// could have sent (users/validate.ts, links/validate.ts, links/hosts.ts), password hashes that
+// parse at no more than the configured cost (passwords/phc.ts), counts that are never negative.
+// What a link's url determines (its Location form, its hosts) is computed again, never taken.
+import { HttpError } from '../http/errors.js'
+import { hostOf, normalizeHost } from '../links/hosts.js'
+import { checkStoredLink, toLocation } from '../links/validate.js'
+import { parseStored, withinCost, type Argon2Params } from '../passwords/phc.js'
+import { checkStoredAccount } from '../users/validate.js'
+
+/** Columns that count something: whole numbers from 0 (null where the column allows it). */
+const COUNTS: Record<string, string[]> = {
+  links: ['visits'],
+  visit_days: ['humans', 'bots', 'uniques'],
+  visit_referrers: ['visits'],
+}
+
+/** Columns an import sets itself: for a live link, its `location` and `host` (written as host_domains). */
+export interface Derived {
+  set: Record<string, unknown>
+  host?: string
+}
+
+/** Throws an Error whose message says what is wrong with the row; returns what to set in it. */
+export function checkRow(table: string, row: Record<string, unknown>, argon2: Readonly<Argon2Params>): Derived | undefined {
+  for (const column of COUNTS[table] ?? []) {
+    const n = row[column]
+    if (!(n === null && column === 'uniques') && !(Number.isSafeInteger(n) && (n as number) >= 0)) {
+      throw new Error(`${column}: must be a whole number from 0, not ${JSON.stringify(n)}`)
+    }
+  }
+  if (table === 'users') {
+    apiRules(() => checkStoredAccount(row))
+    const hash = typeof row.password_hash === 'string' ? parseStored(row.password_hash) : undefined
+    if (hash === undefined) throw new Error('password_hash: not a password hash this release can check')
+    if (!withinCost(hash, argon2)) {
+      const cost = hash.kind === 'argon2id' ? `m=${hash.memoryKiB},t=${hash.iterations}` : `scrypt N=2^${hash.log2N}`
+      throw new Error(`password_hash: costs more (${cost}) than ARGON2_MEMORY_KIB=${argon2.memoryKiB} and ARGON2_ITERATIONS=${argon2.iterations} allow`)
+    }
+  } else if (table === 'links') {
+    apiRules(() => checkStoredLink(row))
+    if (typeof row.url !== 'string') return { set: { location: null, host_domains: null } }
+    return { set: { location: toLocation(row.url) }, host: hostOf(row.url) }
+  } else if (table === 'blocked_hosts') {
+    if (typeof row.host !== 'string' || normalizeHost(row.host) !== row.host) {
+      throw new Error(`host: ${JSON.stringify(row.host)} is not a host in the block list's form (link-service block add)`)
+    }
+  }
+  return undefined
+}
+
+/** The API's 422, as the reason a row is refused ("username: must ..."). */
+function apiRules(check: () => void): void {
+  try {
+    check()
+  } catch (err) {
+    throw err instanceof HttpError ? new Error(err.message) : err
+  }
+}
