@@ -32,8 +32,8 @@ export class Router<T> {
 
   /**
    * `path` is static ("/api/v1/links") or has one parameter segment, last ("/r/:code") or
-   * followed by a static rest ("/api/v1/links/:code/qr"), or ends in "/*name": any non-empty
-   * rest of the path, slashes included ("/app/*path").
+   * followed by a static rest ("/api/v1/links/:code/qr"), or ends in "/*name": any rest of the
+   * path, slashes included, or none ("/app/*path" serves "/app/" too).
    */
   add(method: string, path: string, value: T): this {
     const entry = path.includes('/*') ? this.#restEntry(path) : path.includes('/:') ? this.#patternEntry(path) : this.#staticEntry(path)
@@ -56,7 +56,7 @@ export class Router<T> {
       }
       for (const r of this.#rests) {
         if (entry !== undefined) break
-        if (path.length > r.prefix.length && path.startsWith(r.prefix)) {
+        if (path.startsWith(r.prefix)) {
           entry = r.entry
           param = path.slice(r.prefix.length)
         }
