@@ -27,6 +27,7 @@ import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
 import { redirect, REDIRECT_PREFIX, servePlain, type Answered } from './links/redirect.js'
 import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
+import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
 import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
@@ -65,6 +66,7 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
     .add('GET', '/api/v1/links/:code/stats', authed(getStats))
     .add('GET', '/api/v1/links/:code/qr', authed(getQr))
+    .add('POST', '/api/v1/reports', { handler: createReport, auth: false, body: 'json', rateLimited: false })
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
   if (deps.config.serveApp) {
     const file = (ctx: Ctx) => deps.appFiles!.reply(ctx.param, ctx.req.headers['if-none-match'], ctx.req.headers['accept-encoding'])

@@ -10,7 +10,9 @@ import { SessionCache } from './auth/session-cache.js'
 import { deleteExpiredSessions } from './auth/sessions.js'
 import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
-import { openDatabase, type Database } from './db/index.js'
+import { listSources } from './blocklist/queries.js'
+import { startRefreshJob, type RefreshJob } from './blocklist/refresh.js'
+import { openDatabase, type Database, type Sql } from './db/index.js'
 import { WriteHealth } from './health.js'
 import { migrate } from './db/migrate.js'
 import { Deadline, settlesWithin } from './time-limit.js'
@@ -27,6 +29,7 @@ import { reportToPrimary, startMetricsServer } from './metrics-server.js'
 import { Passwords } from './passwords/passwords.js'
 import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
+import { countOpenReports } from './reports/queries.js'
 import { AppFiles } from './web/static-files.js'
 
 const SESSION_SWEEP_MS = 60_000
@@ -46,6 +49,8 @@ export interface Service {
   db: Database
   /** the cross-node cache invalidation feed; only with a real PostgreSQL */
   feed: LinkChangeFeed | undefined
+  /** the threat feeds' refresh job, when BLOCKLIST_SOURCES lists any */
+  blocklist: RefreshJob | undefined
   close(): Promise<void>
 }
 
@@ -101,6 +106,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         visitsWaiting: () => visits.waiting,
         hashes: () => ({ running: passwords.pool.running, waiting: passwords.pool.waiting }),
         database: () => ({ poolMax: db.poolMax, waiting: Deadline.waiting, statements: db.statements() }),
+        shared: () => readSharedGauges(db.sql),
       }))
     }
     const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, writes, metrics })
@@ -118,6 +124,12 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     started.push(() => clearInterval(sweep))
     const statsJob = startStatsJob(db.sql, log, config.statsRetentionDays)
     started.push(() => statsJob.stop())
+    let blocklist: RefreshJob | undefined
+    if (config.blocklistSources.length > 0) {
+      const job = startRefreshJob(db, config.blocklistSources, config.blocklistRefreshSeconds, log, metrics, () => cache.clear())
+      started.push(() => job.stop())
+      blocklist = job
+    }
 
     const deps: Deps = {
       config,
@@ -182,11 +194,17 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         await stopAccepting(server, app, conns, config.shutdownTimeoutMs)
         await stopAll(false)
       })())
-    return { server, url, metricsUrl, deps, db, feed, close }
+    return { server, url, metricsUrl, deps, db, feed, blocklist, close }
   } catch (err) {
     await stopAll(true)
     throw err
   }
+}
+
+/** The metrics that are the same on every node: the threat feeds' state and the open reports. */
+async function readSharedGauges(sql: Sql) {
+  const [sources, reportsOpen] = await Promise.all([listSources(sql), countOpenReports(sql)])
+  return { sources, reportsOpen }
 }
 
 /**

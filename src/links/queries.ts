@@ -16,13 +16,13 @@ export interface LinkRow {
   visits: number
   last_visited_at: Date | null
   expires_at: Date | null
-  /** an operator disabled it, or blocked its host (sql/0007_abuse_controls.sql) */
+  /** an operator disabled it or blocked its host (sql/0007_abuse_controls.sql), or reports suspended it (sql/0012_reports.sql) */
   disabled: boolean
 }
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at,
-      (disabled_at is not null or host_domains && array(select host from blocked_hosts)) as disabled`
+      (disabled_at is not null or suspended_at is not null or domains_blocked(host_domains)) as disabled`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked'
 
@@ -107,7 +107,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         host_domains = case when ${newHost}::text is null then host_domains else domains_of(${newHost}::text) end,
         expires_at = case when ${keepExpiry}::boolean then expires_at else ${change.expiresAt ?? null}::timestamptz end,
         updated_at = greatest(now(), updated_at + interval '1 millisecond')
-      where code = ${code} and user_id = ${userId} and deleted_at is null and disabled_at is null
+      where code = ${code} and user_id = ${userId} and deleted_at is null and disabled_at is null and suspended_at is null
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
       returning ${columns(sql)}
     )
@@ -117,7 +117,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
     return link
   }
   const [why] = await sql<{ disabled: boolean }[]>`
-    select disabled_at is not null as disabled from links where code = ${code} and user_id = ${userId} and deleted_at is null`
+    select disabled_at is not null or suspended_at is not null as disabled from links where code = ${code} and user_id = ${userId} and deleted_at is null`
   return why === undefined ? 'not-found' : why.disabled ? 'disabled' : 'blocked'
 }
 
@@ -137,21 +137,21 @@ export interface LocationRow {
   code: string
   location: string
   expires_at: Date | null
-  /** the link, its owner or its host is disabled by an operator: 410, whatever the expiry */
+  /** the link, its owner or its host is disabled by an operator, or reports suspended it: 410, whatever the expiry */
   disabled: boolean
 }
 
 /**
  * The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and
  * the expiry, and whether an operator stopped it: the link, its owner (a primary-key join) or
- * its host (the domains of the link's host overlap the block list, read once for the statement).
+ * its host (an indexed look-up of the domains of the link's host in the block list).
  * Decided here, when a code is loaded, so the cached answer is all a redirect needs; every
  * operator's change tells the nodes to forget what they cached.
  */
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
     select l.code, l.location, l.expires_at,
-           (l.disabled_at is not null or u.disabled_at is not null or l.host_domains && array(select host from blocked_hosts)) as disabled
+           (l.disabled_at is not null or l.suspended_at is not null or u.disabled_at is not null or domains_blocked(l.host_domains)) as disabled
     from links l join users u on u.id = l.user_id
     where l.code = any(${codes}::text[]) and l.deleted_at is null`
 }
