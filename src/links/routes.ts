@@ -1,9 +1,11 @@
 // /api/v1/links (contract §4): the JSON API of links. The redirect itself lives in redirect.ts.
 import { sessionOf, type Ctx } from '../context.js'
-import { codeTaken, linkLimitExceeded, linkLocked, linkNotFound, unauthorized, urlBlocked } from '../http/errors.js'
+import { codeTaken, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, unauthorized, urlBlocked } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { deleteLink, findLink, insertLink, listLinks, updateLink, type LinkRow } from './queries.js'
-import { shortUrl } from './redirect.js'
+import { takeCreateAllowance, youngLimit } from '../ratelimit/create-limit.js'
+import { isYoungAccount } from '../users/queries.js'
+import { REDIRECT_PREFIX, shortUrl } from './redirect.js'
 import { isShortCode } from './short-code.js'
 import { hostOf } from './hosts.js'
 import { parseLinkChange, parseLinkCreate, toLocation } from './validate.js'
@@ -22,10 +24,24 @@ const present = (baseUrl: string, link: LinkRow) => ({
   disabled: link.disabled,
 })
 
+/**
+ * A url that leads to one of our own short links hides its destination behind a chain (and would
+ * escape the block list): 422 on the url field. Ours: the host of BASE_URL, whatever the scheme
+ * or port, and a path under /r/.
+ */
+function refuseOwnShortLink(url: string, baseUrl: string): void {
+  if (hostOf(url) === hostOf(baseUrl) && new URL(url).pathname.startsWith(REDIRECT_PREFIX)) {
+    throw invalidFields([{ field: 'url', code: 'INVALID', message: `must not point at a short link of this service (${baseUrl}${REDIRECT_PREFIX}...)` }])
+  }
+}
+
 export async function createLink(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   const input = parseLinkCreate(ctx.body)
-  const { sql, cache, baseUrl } = ctx.deps
+  const { sql, cache, baseUrl, config, buckets } = ctx.deps
+  refuseOwnShortLink(input.url, baseUrl)
+  const young = config.newAccountHours > 0 && (await isYoungAccount(sql, session.userId, config.newAccountHours))
+  await takeCreateAllowance(buckets, session.userId, young ? youngLimit(config.linkCreatePerMinute) : config.linkCreatePerMinute)
   const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url) }, MAX_LINKS_PER_ACCOUNT)
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked()
@@ -51,6 +67,7 @@ export async function patchLink(ctx: Ctx): Promise<Reply> {
   const session = sessionOf(ctx)
   const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
+  if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
   const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, expiresAt }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === 'not-found') throw linkNotFound()

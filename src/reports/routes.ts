@@ -38,10 +38,10 @@ export function parseReport(body: Record<string, unknown>): Omit<NewReport, 'rep
 }
 
 export async function createReport(ctx: Ctx): Promise<Reply> {
+  const report = parseReport(ctx.body)
   const address = clientKey(ctx)
   const { added, level } = await ctx.deps.buckets.add(`reports address ${address}`, REPORTS_PER_ADDRESS.limit, REPORTS_PER_ADDRESS.drainPerSecond)
   if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - REPORTS_PER_ADDRESS.limit) / REPORTS_PER_ADDRESS.drainPerSecond)))
-  const report = parseReport(ctx.body)
   const reporter = createHash('sha256').update(address).digest('base64url')
   const { outcome, suspended } = await fileReport(ctx.deps.sql, { ...report, reporter }, ctx.deps.config.reportsSuspendAfter)
   if (outcome === 'no-link') throw linkNotFound()
