@@ -19,9 +19,9 @@ export class FeedError extends Error {}
 
 export const isUrl = (location: string): boolean => /^https?:\/\//i.test(location)
 
-/** `known`: what the last good read said, or undefined to read it whatever it is. */
-export async function readSource(location: string, known: Validators | undefined, timeoutMs = FEED_TIMEOUT_MS): Promise<SourceRead> {
-  return isUrl(location) ? readUrl(location, known, timeoutMs) : readPath(location, known)
+/** `known`: what the last good read said, or undefined to read it whatever it is. `stop` ends a read early (shutdown). */
+export async function readSource(location: string, known: Validators | undefined, stop?: AbortSignal, timeoutMs = FEED_TIMEOUT_MS): Promise<SourceRead> {
+  return isUrl(location) ? readUrl(location, known, timeoutMs, stop) : readPath(location, known)
 }
 
 async function readPath(path: string, known: Validators | undefined): Promise<SourceRead> {
@@ -40,12 +40,12 @@ async function readPath(path: string, known: Validators | undefined): Promise<So
   return { changed: true, text, validators: { etag, lastModified: null } }
 }
 
-async function readUrl(url: string, known: Validators | undefined, timeoutMs: number): Promise<SourceRead> {
+async function readUrl(url: string, known: Validators | undefined, timeoutMs: number, stop: AbortSignal | undefined): Promise<SourceRead> {
   const headers: Record<string, string> = { accept: 'text/plain, text/csv, */*;q=0.5', 'user-agent': 'link-service blocklist' }
   if (known?.etag != null) headers['if-none-match'] = known.etag
   if (known?.lastModified != null) headers['if-modified-since'] = known.lastModified
   let res: Response
-  const signal = AbortSignal.timeout(timeoutMs)
+  const signal = stop === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), stop])
   try {
     res = await fetch(url, { headers, redirect: 'follow', signal })
   } catch (err) {
@@ -84,5 +84,6 @@ async function readUrl(url: string, known: Validators | undefined, timeoutMs: nu
 function causeOf(err: unknown): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } }
   if (e.name === 'TimeoutError') return 'timed out'
+  if (e.name === 'AbortError') return 'stopped'
   return e.cause?.code ?? e.cause?.message ?? e.message ?? String(err)
 }

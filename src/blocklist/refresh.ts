@@ -14,14 +14,14 @@ const REFRESH_LOCK = 7_245_011 // arbitrary, fixed: every node must use the same
 export type RefreshOutcome = { outcome: 'updated'; load: LoadResult; feed: ParsedFeed } | { outcome: 'unchanged' } | { outcome: 'failed'; error: string }
 
 /** Reads one source and, when it changed, loads it. `force`: read it whole, whatever was seen before. */
-export async function refreshSource(sql: Sql, name: string, location: string, force = false): Promise<RefreshOutcome> {
+export async function refreshSource(sql: Sql, name: string, location: string, force = false, stop?: AbortSignal): Promise<RefreshOutcome> {
   const known = force ? undefined : await findSource(sql, name)
   // Validators only go with a list that was loaded: otherwise a 304 would keep an empty one.
   const validators = known?.loaded_at == null ? undefined : { etag: known.etag, lastModified: known.last_modified }
   let feed: ParsedFeed
   let read
   try {
-    read = await readSource(location, validators)
+    read = await readSource(location, validators, stop)
     if (!read.changed) {
       await markUnchanged(sql, name)
       return { outcome: 'unchanged' }
@@ -31,6 +31,8 @@ export async function refreshSource(sql: Sql, name: string, location: string, fo
     if (feed.hosts.size === 0 && feed.invalid > 0) throw new FeedError(`no valid entry in ${feed.invalid} lines: kept the last good list`)
   } catch (err) {
     if (!(err instanceof FeedError)) throw err
+    // A read cut short by a shutdown says nothing about the feed.
+    if (stop?.aborted === true) return { outcome: 'unchanged' }
     await markFailed(sql, name, location, err.message)
     return { outcome: 'failed', error: err.message }
   }
@@ -80,12 +82,12 @@ export function startRefreshJob(db: Database, sources: readonly FeedSource[], re
   // before this node's turn still counts as checked for this one.
   const dueAfterSeconds = refreshSeconds - Math.max(1, refreshSeconds / 10)
   let running: Promise<void> | undefined
-  let stopped = false
+  const stopping = new AbortController()
 
   const refreshOne = async ({ name, location }: FeedSource) => {
     if (!(await isDue(db.sql, name, dueAfterSeconds))) return
     const started = performance.now()
-    const result = await refreshSource(db.sql, name, location)
+    const result = await refreshSource(db.sql, name, location, false, stopping.signal)
     const seconds = (performance.now() - started) / 1000
     metrics.blocklistRefresh(name, result.outcome, seconds)
     if (result.outcome === 'failed') log.warn('blocklist refresh failed; the last good list stays', { source: name, error: result.error })
@@ -100,7 +102,7 @@ export function startRefreshJob(db: Database, sources: readonly FeedSource[], re
       try {
         await withRefreshLock(db, async () => {
           for (const source of sources) {
-            if (stopped) return
+            if (stopping.signal.aborted) return
             await refreshOne(source).catch((err: unknown) => {
               metrics.blocklistRefresh(source.name, 'failed', 0)
               log.warn('blocklist refresh failed; the last good list stays', { source: source.name, err })
@@ -119,7 +121,7 @@ export function startRefreshJob(db: Database, sources: readonly FeedSource[], re
   return {
     round,
     async stop() {
-      stopped = true
+      stopping.abort() // a read under way ends at once; a load under way finishes (one transaction)
       clearInterval(timer)
       await running
     },
