@@ -1,4 +1,4 @@
-// Fault drill (issue 8): drives writes and redirects against `node dist/server.js` on a fresh
+// Fault drill: drives writes and redirects against `node dist/server.js` on a fresh
 // PostgreSQL database while it kills the service's connections, makes the database refuse
 // connections for a while, and finally sends SIGTERM; prints what clients saw per phase and
 // whether any acknowledged write was lost. Not a test: figures for docs/reliability.md.

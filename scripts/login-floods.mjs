@@ -1,4 +1,4 @@
-// Logins under pressure (issue 9), with the configured argon2id cost (the defaults unless
+// Logins under pressure, with the configured argon2id cost (the defaults unless
 // ARGON2_MEMORY_KIB / ARGON2_ITERATIONS / KDF_THREADS say otherwise), printing figures:
 //   1. timing: medians of a failed login for an unknown user, a wrong password against a
 //      current hash, against an old scrypt hash (as the previous release wrote), and against a

@@ -1,4 +1,4 @@
--- Leaky-bucket counters shared by every node (issue 9): failed logins per account, and the
+-- Leaky-bucket counters shared by every node: failed logins per account, and the
 -- per-account and per-address allowance of password changes and account deletions. A level
 -- drains at its own rate; empty_at says when it will be empty, so idle rows can be swept.
 

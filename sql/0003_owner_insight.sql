@@ -1,4 +1,4 @@
--- What a link owner sees and controls (issue 10): link expiry, per-day visit statistics and
+-- What a link owner sees and controls: link expiry, per-day visit statistics and
 -- listable sessions.
 
 -- A link may expire: /r/{code} then answers 410 and counts nothing. Null: never.

@@ -3,7 +3,7 @@
 -- Every ended session (logout, password change, deletion of the account, an operator's action,
 -- expiry sweeps) tells every node, so that a node's cache of checked sessions forgets its user
 -- (src/auth/session-cache.ts). The channel is the trigger's argument; the service listens on the
--- same name (SESSION_CHANNEL in src/auth/sessions.ts). A transaction's identical notices are
+-- same name (SESSION_CHANNEL in src/db/channels.ts). A transaction's identical notices are
 -- delivered once.
 create function notify_session_ended() returns trigger
 language plpgsql as $$

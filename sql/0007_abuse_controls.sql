@@ -1,4 +1,4 @@
--- Abuse controls (issue 12): an operator disables accounts and links and blocks target hosts
+-- Abuse controls: an operator disables accounts and links and blocks target hosts
 -- with the admin CLI. A disabled account cannot log in and its links stop redirecting; a
 -- disabled link, or one whose host (or a parent domain of it) is blocked, answers 410.
 

@@ -38,3 +38,15 @@ create or replace function host_blocked(h text) returns boolean
 language sql stable as $$
   select domains_blocked(domains_of(h))
 $$;
+
+-- The live_links view of 0008 said whether a link's host is blocked with an array of the whole
+-- list, built once per statement: now an index probe per domain of the link's host (written out,
+-- not as domains_blocked: PostgreSQL inlines no function with a sub-select, and a call per row
+-- costs more than the probe).
+create or replace view live_links as
+select s.*, s.disabled_at is not null or s.host_blocked as stopped
+from (
+  select l.*, exists (select 1 from blocked_hosts b where b.host = any(l.host_domains)) as host_blocked
+  from links l
+  where l.deleted_at is null
+) s;

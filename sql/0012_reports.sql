@@ -23,6 +23,17 @@ create index reports_open_queue on reports (id) where resolved_at is null;
 -- until an operator resolves them.
 alter table links add column suspended_at timestamptz;
 
+-- A suspended link is stopped like a disabled one. (The view lists the columns links had when it
+-- was made: made again, it has suspended_at too.)
+drop view live_links;
+create view live_links as
+select s.*, s.disabled_at is not null or s.suspended_at is not null or s.host_blocked as stopped
+from (
+  select l.*, exists (select 1 from blocked_hosts b where b.host = any(l.host_domains)) as host_blocked
+  from links l
+  where l.deleted_at is null
+) s;
+
 -- Files a report in one statement: 'no-link' for a code that is not a live link, 'duplicate'
 -- for a second open one from the same address, else 'filed'. With p_suspend_after > 0, the link
 -- is suspended (and every node told, at commit) once that many distinct addresses report it.

@@ -7,7 +7,7 @@ import { getSessions, removeOtherSessions, removeSession } from './auth/session-
 import { bearerToken } from './auth/tokens.js'
 import { appUrlFor } from './config.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
-import { isConnectionError } from './db/index.js'
+import { isConnectionError } from './db/errors.js'
 import { checkDeclaredLength, ClientGone, discardBody, hasBody, readJson } from './http/body.js'
 import { trackResponse, type RouteError } from './http/client-errors.js'
 import { addCorsHeaders, isPreflight, preflightHeaders } from './http/cors.js'
@@ -21,11 +21,12 @@ import {
   routeNotFound,
   serviceUnavailable,
 } from './http/errors.js'
-import { errorReply, json, send, type Headers, type Reply } from './http/reply.js'
+import { errorReply, json, send, type HeaderMap, type Reply } from './http/reply.js'
 import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
-import { redirect, REDIRECT_PREFIX, servePlain, type Answered } from './links/redirect.js'
+import { redirect, servePlain, type Answered } from './links/redirect.js'
+import { REDIRECT_PREFIX } from './links/short-code.js'
 import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
 import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
@@ -109,7 +110,7 @@ export function createApp(deps: Deps): App {
   const { log, config, metrics } = deps
 
   /** `route` is told the matched route pattern, for the metrics. */
-  async function dispatch(req: IncomingMessage, res: ServerResponse, base: Headers, path: string, route: { name: string }): Promise<void> {
+  async function dispatch(req: IncomingMessage, res: ServerResponse, base: HeaderMap, path: string, route: { name: string }): Promise<void> {
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400 (Node's own would lack our headers).
     if (req.headers.host === undefined && req.httpVersionMinor === 1) throw badRequest('the Host header is required')
     if (isPreflight(req)) {
@@ -155,7 +156,7 @@ export function createApp(deps: Deps): App {
     send(res, answer, base)
   }
 
-  function fail(err: unknown, req: IncomingMessage, res: ServerResponse, base: Headers, requestId: string): void {
+  function fail(err: unknown, req: IncomingMessage, res: ServerResponse, base: HeaderMap, requestId: string): void {
     if (err instanceof ClientGone || res.headersSent) {
       res.destroy()
       return
@@ -204,7 +205,7 @@ export function createApp(deps: Deps): App {
     // The hot path: answered without dispatch, its log line written when it answers.
     if (isRedirect && servePlain(deps, plainAnswered, req, res, path, started)) return
     const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
-    const base: Headers = { 'x-request-id': requestId }
+    const base: HeaderMap = { 'x-request-id': requestId }
     if (req.headers.origin !== undefined) addCorsHeaders(base)
     const route = { name: 'unmatched' }
     if (timed) res.once('finish', () => answered(req, path, route.name, res.statusCode, started, requestId, logged))

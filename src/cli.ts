@@ -10,7 +10,7 @@ import { REPORT_COMMANDS } from './cli/reports.js'
 import { TRANSFER_COMMANDS } from './cli/transfer.js'
 import { USER_COMMANDS } from './cli/users.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
-import type { Database } from './db/index.js'
+import type { Database } from './db/types.js'
 import { createLogger } from './log.js'
 
 const COMMANDS: CliCommand[] = [...USER_COMMANDS, ...LINK_COMMANDS, ...BLOCK_COMMANDS, ...REPORT_COMMANDS, ...TRANSFER_COMMANDS]

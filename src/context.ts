@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import type { SessionCache } from './auth/session-cache.js'
 import type { Session } from './auth/sessions.js'
 import type { Config } from './config.js'
-import type { Sql } from './db/index.js'
+import type { Sql } from './db/types.js'
 import type { Reply } from './http/reply.js'
 import type { LocationLoader } from './links/location-loader.js'
 import type { RedirectCache } from './links/redirect-cache.js'
@@ -43,11 +43,17 @@ export interface Deps {
   metrics: Metrics
   /** the web app's files, served at /app/; undefined with SERVE_APP=off */
   appFiles: AppFiles | undefined
+  /** tells this node's redirect cache that these links changed (other nodes hear it by NOTIFY) */
+  forgetLinks(codes: readonly string[]): void
 }
 
-export interface Ctx {
+/**
+ * What a handler receives. `Uses` names the shared services it may touch: each route group
+ * declares its own, so what a handler can reach is written in its type.
+ */
+export interface Ctx<Uses extends keyof Deps = keyof Deps> {
   req: IncomingMessage
-  deps: Deps
+  deps: Pick<Deps, Uses>
   /** the route's one path parameter, '' for static routes */
   param: string
   /** the parsed JSON object for JSON routes, {} otherwise */
@@ -71,17 +77,17 @@ export interface Route {
 }
 
 /** The session of an authenticated route; the app guarantees it is there. */
-export function sessionOf(ctx: Ctx): Session {
+export function sessionOf(ctx: Ctx<never>): Session {
   /* c8 ignore next -- routes flagged auth always carry a session */
   if (ctx.session === undefined) throw new Error('route is missing auth: true')
   return ctx.session
 }
 
 /** The key this request's client is counted under (its address; IPv6 by /64). */
-export const clientKey = (ctx: Ctx): string => clientKeyOf(ctx.req, ctx.deps.config.trustProxy)
+export const clientKey = (ctx: Ctx<'config'>): string => clientKeyOf(ctx.req, ctx.deps.config.trustProxy)
 
 /** A password check on this request's behalf, for `account`; it leaves the line if the client hangs up. */
-export function requester(ctx: Ctx, account: string): Requester {
+export function requester(ctx: Ctx<'config'>, account: string): Requester {
   const socket = ctx.req.socket
   return {
     address: clientKey(ctx),

@@ -1,7 +1,7 @@
-// GET /healthz (issue 8): does the database read, does it take writes, is the change feed up.
+// GET /healthz: does the database read, does it take writes, is the change feed up.
 // Cheap enough for a load balancer every second: one `select 1`, and a probe write only when no
 // write has told us lately how writes are going. 503 when the service cannot serve writes.
-import type { Sql } from './db/index.js'
+import type { Sql } from './db/types.js'
 import { serviceUnavailable } from './http/errors.js'
 import { json, type Reply } from './http/reply.js'
 import { succeedsWithin } from './time-limit.js'

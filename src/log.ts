@@ -5,17 +5,17 @@ import type { LogLevel } from './config.js'
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 }
 const FLUSH_BYTES = 64 * 1024
 
-export type Fields = Record<string, unknown>
+export type LogFields = Record<string, unknown>
 
 export interface Logger {
   /** whether `access` writes anything at this level (it logs at info) */
   readonly writesAccess: boolean
   /** The access-log line of one request (contract §8); built without an intermediate object. */
   access(method: string, path: string, status: number, durationMs: number, requestId: string): void
-  debug(msg: string, fields?: Fields): void
-  info(msg: string, fields?: Fields): void
-  warn(msg: string, fields?: Fields): void
-  error(msg: string, fields?: Fields): void
+  debug(msg: string, fields?: LogFields): void
+  info(msg: string, fields?: LogFields): void
+  warn(msg: string, fields?: LogFields): void
+  error(msg: string, fields?: LogFields): void
   flush(): void
 }
 
@@ -37,7 +37,7 @@ export function createLogger(level: LogLevel, write: (text: string) => void = (t
       setImmediate(flush)
     }
   }
-  const emit = (lvl: LogLevel, msg: string, fields?: Fields) => {
+  const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
     if (RANK[lvl] < RANK[level]) return
     append(JSON.stringify({ time: isoNow(), level: lvl, msg, pid: process.pid, ...fields }, errorsAsText) + '\n')
   }

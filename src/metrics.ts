@@ -1,4 +1,4 @@
-// Prometheus metrics (issue 12): what the service is doing, for an operator's scraper. The hot
+// Prometheus metrics: what the service is doing, for an operator's scraper. The hot
 // path pays for a counter and a histogram bucket; everything that is a state (cache size, visits
 // waiting, hashes running) is read only when scraped. Served on its own listener (METRICS_PORT,
 // see metrics-server.ts), never on the public port.

@@ -12,13 +12,14 @@ import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
 import { listSources } from './blocklist/queries.js'
 import { startRefreshJob, type RefreshJob } from './blocklist/refresh.js'
-import { openDatabase, type Database, type Sql } from './db/index.js'
+import { openDatabase } from './db/open.js'
+import type { Database, Sql } from './db/types.js'
 import { WriteHealth } from './health.js'
+import { LinkChangeFeed } from './change-feed.js'
 import { migrate } from './db/migrate.js'
 import { Deadline, settlesWithin } from './time-limit.js'
 import { declaresTooMuch } from './http/body.js'
 import { answerClientError, answerConnect } from './http/client-errors.js'
-import { LinkChangeFeed } from './links/change-feed.js'
 import { LocationLoader } from './links/location-loader.js'
 import { RedirectCache } from './links/redirect-cache.js'
 import { startStatsJob } from './links/stats-job.js'
@@ -147,6 +148,9 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       buckets,
       metrics,
       appFiles,
+      forgetLinks: (codes) => {
+        for (const code of codes) cache.invalidate(code)
+      },
     }
     const app = createApp(deps)
     const server = createServer(

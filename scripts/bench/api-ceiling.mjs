@@ -1,4 +1,4 @@
-// The API ceiling for `npm run bench` (issue 13): a bare node:http + postgres server that does the
+// The API ceiling for `npm run bench`: a bare node:http + postgres server that does the
 // least SQL each link operation needs, one statement a request, which checks the bearer session
 // and does the work (and notifies other nodes, as the operation must). No router, validation,
 // rate limit, cache, deadline or logging. Answers carry the service's JSON shape.
@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import postgres from 'postgres'
-import { LINK_CHANNEL } from '../../dist/links/queries.js'
+import { LINK_CHANNEL } from '../../dist/db/channels.js'
 
 const port = Number(process.env.CEILING_PORT)
 const sql = postgres(process.env.CEILING_DATABASE_URL, { max: 10, onnotice: () => {} })

@@ -70,7 +70,8 @@ function shuffled(items, seed = 12345) {
   return a
 }
 
-const shortUrl = (url) => url.replace(/^file:\/\/.*?\/(dist|scripts\/bench)\//, '$1/').replace(/^node:/, '')
+// Repository-relative: the machine's own paths stay out of docs/profile.md.
+const shortUrl = (url) => url.replace(/^file:\/\/.*?\/(dist|scripts\/bench|node_modules)\//, '$1/').replace(/^node:/, '')
 
 function table(title, map, busy, limit) {
   const rows = [...map].sort((a, b) => b[1] - a[1]).slice(0, limit)

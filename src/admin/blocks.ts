@@ -1,8 +1,8 @@
 // The block list of link targets, for the admin CLI: the operator's manual entries (source
 // 'manual') beside the entries of threat feeds (src/blocklist/). A change tells every node to
 // forget every cached redirect (FLUSH_ALL): which codes point at a host is not worth finding out.
-import type { Sql } from '../db/index.js'
-import { FLUSH_ALL, LINK_CHANNEL } from '../links/queries.js'
+import type { Sql } from '../db/types.js'
+import { FLUSH_ALL, LINK_CHANNEL } from '../db/channels.js'
 
 /** The source of the entries an operator adds and removes by hand. */
 export const MANUAL_SOURCE = 'manual'

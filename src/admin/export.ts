@@ -1,6 +1,6 @@
 // Writes the export stream (transfer-format.ts) of one database, read in one snapshot, row by row
 // through cursors so that a million links never sit in memory at once.
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 import { FORMAT, presentTables, schemaVersion, VERSION, type Header, type Trailer } from './transfer-format.js'
 
 const CURSOR_ROWS = 1_000

@@ -1,7 +1,7 @@
 // Reads an export stream (transfer-format.ts) into an empty database, in one transaction: bad
 // input of any kind (not an export, another version or schema, rows out of order, a missing or
 // wrong trailer) rolls everything back and leaves the database as it was.
-import type { Sql, Tx } from '../db/index.js'
+import type { Sql, Tx } from '../db/types.js'
 import { FORMAT, presentTables, schemaVersion, TransferError, VERSION, type Table } from './transfer-format.js'
 
 const BATCH_ROWS = 500

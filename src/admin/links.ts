@@ -1,7 +1,7 @@
-// An operator's link actions (issue 12), for the admin CLI. Disabling or enabling a link tells
+// An operator's link actions, for the admin CLI. Disabling or enabling a link tells
 // every node to forget its code (NOTIFY on LINK_CHANNEL, sent at commit).
-import type { Sql } from '../db/index.js'
-import { LINK_CHANNEL } from '../links/queries.js'
+import type { Sql } from '../db/types.js'
+import { LINK_CHANNEL } from '../db/channels.js'
 
 export interface AdminLinkRow {
   code: string
@@ -24,10 +24,10 @@ export function listAllLinks(sql: Sql, username?: string): Promise<AdminLinkRow[
   const only = username === undefined ? sql`` : sql`and u.username = ${username}`
   return sql<AdminLinkRow[]>`
     select l.code, u.username, l.url, l.created_at, l.expires_at, l.visits::float8 as visits,
-           l.disabled_at, l.disabled_reason, domains_blocked(l.host_domains) as host_blocked, u.disabled_at is not null as owner_disabled,
+           l.disabled_at, l.disabled_reason, l.host_blocked, u.disabled_at is not null as owner_disabled,
            l.suspended_at is not null as suspended
-    from links l join users u on u.id = l.user_id
-    where l.deleted_at is null ${only}
+    from live_links l join users u on u.id = l.user_id
+    where true ${only}
     order by l.id desc`
 }
 

@@ -1,7 +1,7 @@
-// The export stream (issue 12): JSON Lines. A header, then one line per row of the tables below in
+// The export stream: JSON Lines. A header, then one line per row of the tables below in
 // this order (a row's references come before it), then a trailer with each table's row count, so a
 // truncated stream is refused on import. Which tables move, and why: docs/decisions.md, "Export".
-import type { Sql, Tx } from '../db/index.js'
+import type { Sql, Tx } from '../db/types.js'
 
 export const FORMAT = 'link-service-export'
 export const VERSION = 1

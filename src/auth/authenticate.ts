@@ -1,6 +1,6 @@
 // Bearer authentication for the routes that need a session (contract §3): from this node's cache
 // of checked sessions when it can (session-cache.ts says when that is), else one database read.
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 import { unauthorized } from '../http/errors.js'
 import { keyOf, type SessionCache } from './session-cache.js'
 import { findSession, type Session } from './sessions.js'

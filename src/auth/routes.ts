@@ -9,7 +9,10 @@ import { parseCredentials } from '../users/validate.js'
 import { deleteSession, insertSession } from './sessions.js'
 import { generateToken, hashToken } from './tokens.js'
 
-export async function login(ctx: Ctx): Promise<Reply> {
+/** What these routes may touch. */
+type AuthCtx = Ctx<'sql' | 'config' | 'passwords' | 'buckets' | 'sessions'>
+
+export async function login(ctx: AuthCtx): Promise<Reply> {
   const { username, password } = parseCredentials(ctx.body)
   const { sql, config, passwords, buckets } = ctx.deps
   const user = await findLogin(sql, username)
@@ -34,7 +37,7 @@ export async function login(ctx: Ctx): Promise<Reply> {
   return json(200, body, { 'cache-control': 'no-store' })
 }
 
-export async function logout(ctx: Ctx): Promise<Reply> {
+export async function logout(ctx: AuthCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   await deleteSession(ctx.deps.sql, session.tokenHash)
   ctx.deps.sessions.forgetUser(session.userId)

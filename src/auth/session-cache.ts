@@ -1,10 +1,5 @@
-// Sessions this node has checked lately (issue 13): an authenticated request then needs no
-// database round trip of its own before its handler's. An entry lives at most SESSION_CACHE_MS
-// and never past the session's expiry (measured on the database clock when read). Revocation:
-// - on this node, at once: every handler that ends sessions calls `forgetUser` before it answers;
-// - on other nodes, when the change feed delivers the database's notice (a trigger on sessions:
-//   sql/0006_fewer_round_trips.sql), which is milliseconds; while the feed is down nothing is cached.
-// Like the redirect cache, an epoch keeps a read that raced a revocation from being stored.
+// Sessions this node has checked lately, so an authenticated request needs no read of its own;
+// how long they live and how revocation reaches them: docs/decisions.md, "Passwords and sessions".
 import type { Session } from './sessions.js'
 
 interface Entry {

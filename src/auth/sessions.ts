@@ -1,13 +1,10 @@
 // Session queries. Expiry is decided by the database clock, so every node agrees (spec §3).
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 
 export interface Session {
   tokenHash: Buffer
   userId: string
 }
-
-/** Where the database announces ended sessions, with the user's id (sql/0006_fewer_round_trips.sql). */
-export const SESSION_CHANNEL = 'session_ended'
 
 export interface NewSession {
   created_at: Date

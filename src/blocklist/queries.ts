@@ -1,7 +1,7 @@
 // The block list's feed entries in the database: a source's entries replaced by a new list in one
 // transaction, and each source's state (blocklist_sources, sql/0011_threat_feeds.sql).
-import type { Sql } from '../db/index.js'
-import { FLUSH_ALL, LINK_CHANNEL } from '../links/queries.js'
+import type { Sql } from '../db/types.js'
+import { FLUSH_ALL, LINK_CHANNEL } from '../db/channels.js'
 import type { Validators } from './read-source.js'
 
 /** Hosts sent per statement while a list is loaded: big enough for few round trips, small enough for one message. */

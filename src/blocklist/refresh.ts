@@ -2,7 +2,7 @@
 // BLOCKLIST_REFRESH_S, conditionally, by one node of the cluster at a time (a PostgreSQL advisory
 // lock held for the round); a node that finds a source checked lately by another leaves it. A
 // failed read or load keeps the last good list, is logged and counted.
-import type { Database, Sql } from '../db/index.js'
+import type { Database, Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
 import { parseFeed, type ParsedFeed } from './parse.js'

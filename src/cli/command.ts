@@ -1,7 +1,9 @@
 // What every admin command gets: the service's configuration, its database (migrated), a way to
 // print human text or JSON, and secrets read from standard input, never from the arguments.
 import type { Config } from '../config.js'
-import { openDatabase, type Database } from '../db/index.js'
+import { DataDirInUse } from '../db/errors.js'
+import { openDatabase } from '../db/open.js'
+import type { Database } from '../db/types.js'
 import { migrate, MIGRATIONS_DIR } from '../db/migrate.js'
 import type { Logger } from '../log.js'
 
@@ -48,7 +50,7 @@ export async function openMigrated(config: Readonly<Config>): Promise<Database> 
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err)
     // The embedded engine is one process's: while the service holds DATA_DIR, refuse (never fork it).
-    if (/in use by another running link service/.test(message)) {
+    if (err instanceof DataDirInUse) {
       throw new CliError(`${message}; stop the service first, or set DATABASE_URL to use PostgreSQL`)
     }
     throw new CliError(`cannot open the database: ${message}`)

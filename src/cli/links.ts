@@ -1,4 +1,4 @@
-// link-service link ...: every account's links, and an operator's stop on one (issue 12).
+// link-service link ...: every account's links, and an operator's stop on one.
 import { disableLink, enableLink, listAllLinks } from '../admin/links.js'
 import { isShortCode } from '../links/short-code.js'
 import { CliError, columns, expectArgs, usernameArg, type CliCommand } from './command.js'

@@ -1,4 +1,4 @@
-// `export`, `import` and `migrate` (issue 12): the whole state of an installation as one JSON Lines
+// `export`, `import` and `migrate`: the whole state of an installation as one JSON Lines
 // stream (src/admin/transfer-format.ts), and an embedded install moved into PostgreSQL in one step.
 import { existsSync } from 'node:fs'
 import { open, rm } from 'node:fs/promises'
@@ -78,8 +78,7 @@ const exportCommand: CliCommand = {
       await rm(file, { force: true })
       throw err
     }
-    ctx.log.info('admin', { action: 'export', counts, to: file })
-    ctx.print(`exported to ${file}: ${summary(counts)}`, { file, counts })
+    ctx.report(`exported to ${file}: ${summary(counts)}`, { action: 'export', counts, to: file })
   },
 }
 
@@ -103,8 +102,7 @@ const importCommand: CliCommand = {
       const input = handle?.createReadStream() ?? ctx.stdin
       const db = await ctx.db()
       const counts = await transferring(importDatabase(db.sql, (line) => readLines(input, line)))
-      ctx.log.info('admin', { action: 'import', counts, from: file ?? 'stdin' })
-      ctx.print(`imported: ${summary(counts)}`, { counts })
+      ctx.report(`imported: ${summary(counts)}`, { action: 'import', counts, from: file ?? 'stdin' })
     } finally {
       await handle?.close()
     }
@@ -134,8 +132,7 @@ async function migrateFrom(ctx: CliContext, from: string): Promise<void> {
     const target = await ctx.db()
     // Sessions too: a move, not a file left behind; logged-in users stay logged in.
     const counts = await transferring(importDatabase(target.sql, (line) => exportDatabase(source.sql, { sessions: true }, line).then(() => {})))
-    ctx.log.info('admin', { action: 'migrate', counts, from })
-    ctx.print(`migrated ${from} into DATABASE_URL: ${summary(counts)}`, { counts })
+    ctx.report(`migrated ${from} into DATABASE_URL: ${summary(counts)}`, { action: 'migrate', counts, from })
   } finally {
     await source.close()
   }

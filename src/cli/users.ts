@@ -1,4 +1,4 @@
-// link-service user ...: accounts, as an operator sees them (issue 12). Passwords come from
+// link-service user ...: accounts, as an operator sees them. Passwords come from
 // standard input only; each action is logged as one JSON line on stderr, never with a secret.
 import { deleteUser, insertUser } from '../users/queries.js'
 import { parseNewPassword, parseRegistration } from '../users/validate.js'
@@ -62,9 +62,8 @@ const create: CliCommand = {
     const sql = (await ctx.db()).sql
     const user = await insertUser(sql, { username: input.username, displayName: input.displayName, passwordHash: await hashPassword(ctx, input.password) })
     if (user === 'taken') throw new CliError(`username is already taken: ${input.username}`)
-    ctx.log.info('admin', { action: 'user.create', username: user.username, user_id: user.id, display_name: user.display_name })
     const value = { action: 'user.create', id: user.id, username: user.username, display_name: user.display_name, created_at: user.created_at.toISOString() }
-    ctx.print(`created ${user.username} (${user.id})`, value)
+    ctx.report(`created ${user.username} (${user.id})`, value)
   },
 }
 
@@ -115,8 +114,7 @@ const remove: CliCommand = {
     const id = await findUserId(sql, username)
     if (id === undefined) throw noSuchUser(username)
     const codes = await deleteUser(sql, id)
-    ctx.log.info('admin', { action: 'user.delete', username, user_id: id, links_deleted: codes.length })
-    ctx.print(`deleted ${username} and ${codes.length} link(s)`, { action: 'user.delete', username, id, links_deleted: codes.length })
+    ctx.report(`deleted ${username} and ${codes.length} link(s)`, { action: 'user.delete', username, id, links_deleted: codes.length })
   },
 }
 

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Sql } from './index.js'
+import type { Sql } from './types.js'
 
 /** sql/ beside the build: dist/db/migrate.js → ../../sql; build/src/db/migrate.js (the test build) → ../../../sql */
 export const MIGRATIONS_DIR = [new URL('../../sql/', import.meta.url), new URL('../../../sql/', import.meta.url)]

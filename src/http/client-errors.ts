@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { addCorsHeaders } from './cors.js'
 import { badRequest, HttpError, routeNotFound } from './errors.js'
-import type { Headers } from './reply.js'
+import type { HeaderMap } from './reply.js'
 import { errorReply, NOSNIFF } from './reply.js'
 import { requestIdFor } from './request-id.js'
 
@@ -72,7 +72,7 @@ export function answerClientError(err: ParserError, socket: Duplex, routeError: 
     return
   }
   let error = PARSER_ERRORS[err.code ?? '']?.() ?? badRequest('malformed HTTP request')
-  const headers: Headers = {}
+  const headers: HeaderMap = {}
   let supplied: string | undefined
   const request = err.code === 'HPE_INVALID_METHOD' ? refusedRequest(err) : undefined
   if (request !== undefined) {
@@ -87,7 +87,7 @@ export function answerClientError(err: ParserError, socket: Duplex, routeError: 
 /** CONNECT's target is "host:port", never one of our paths (Node would otherwise just hang up). */
 export function answerConnect(req: IncomingMessage, socket: Duplex): void {
   const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
-  const headers: Headers = {}
+  const headers: HeaderMap = {}
   if (req.headers.origin !== undefined) addCorsHeaders(headers)
   answerAfterEarlier(socket, () => writeRawError(socket, routeNotFound(), requestId, headers))
 }
@@ -118,12 +118,12 @@ function destroyLater(socket: Duplex, ms: number, still: () => boolean = () => t
 }
 
 /** Writes one of our JSON errors straight to a socket the http module has let go of, then closes it. */
-function writeRawError(socket: Duplex, err: HttpError, requestId: string, extra: Headers): void {
+function writeRawError(socket: Duplex, err: HttpError, requestId: string, extra: HeaderMap): void {
   if (!socket.writable) return
   const reply = errorReply(err)
   const body = JSON.stringify(reply.body)
   let head = `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\n`
-  const headers: Headers = {
+  const headers: HeaderMap = {
     ...reply.headers,
     ...extra,
     'content-type': 'application/json; charset=utf-8',

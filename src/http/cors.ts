@@ -1,6 +1,6 @@
 // CORS (contract §6): any origin, no credentials; preflights answered on any path.
 import type { IncomingMessage } from 'node:http'
-import type { Headers } from './reply.js'
+import type { HeaderMap } from './reply.js'
 
 const EXPOSE = 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, Retry-After, Location'
 const PREFLIGHT_MAX_AGE_SECONDS = '86400'
@@ -10,12 +10,12 @@ export function isPreflight(req: IncomingMessage): boolean {
 }
 
 /** Headers for an actual (non-preflight) request that carries Origin. */
-export function addCorsHeaders(headers: Headers): void {
+export function addCorsHeaders(headers: HeaderMap): void {
   headers['access-control-allow-origin'] = '*'
   headers['access-control-expose-headers'] = EXPOSE
 }
 
-export function preflightHeaders(): Headers {
+export function preflightHeaders(): HeaderMap {
   return {
     'access-control-allow-origin': '*',
     'access-control-allow-methods': 'GET, HEAD, POST, PATCH, DELETE',

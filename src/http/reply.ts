@@ -2,11 +2,11 @@
 import type { ServerResponse } from 'node:http'
 import { HttpError } from './errors.js'
 
-export type Headers = Record<string, string>
+export type HeaderMap = Record<string, string>
 
 export interface Reply {
   status: number
-  headers?: Headers
+  headers?: HeaderMap
   body?: unknown
 }
 
@@ -15,17 +15,17 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 /** On every response: a browser must never guess another type for our JSON (and run it). */
 export const NOSNIFF = ['x-content-type-options', 'nosniff'] as const
 
-export const json = (status: number, body: unknown, headers?: Headers): Reply => ({ status, body, headers })
+export const json = (status: number, body: unknown, headers?: HeaderMap): Reply => ({ status, body, headers })
 export const noContent = (): Reply => ({ status: 204 })
 /** A body that is not JSON (an image, a ready document): sent as is, with its own type. */
-export const bytes = (status: number, contentType: string, body: Buffer, headers?: Headers): Reply => ({
+export const bytes = (status: number, contentType: string, body: Buffer, headers?: HeaderMap): Reply => ({
   status,
   body,
   headers: { ...headers, 'content-type': contentType },
 })
 
-export function send(res: ServerResponse, reply: Reply, base: Headers): void {
-  const headers: Headers = { ...base, ...reply.headers, [NOSNIFF[0]]: NOSNIFF[1] }
+export function send(res: ServerResponse, reply: Reply, base: HeaderMap): void {
+  const headers: HeaderMap = { ...base, ...reply.headers, [NOSNIFF[0]]: NOSNIFF[1] }
   if (reply.body === undefined) {
     if (reply.status !== 204 && reply.status !== 304) headers['content-length'] = '0'
     res.writeHead(reply.status, headers)

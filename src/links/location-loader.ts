@@ -1,7 +1,7 @@
 // Cache misses on the redirect path, gathered per event-loop turn into one query: under load a
 // statement per miss costs the database more than the look-ups themselves, and a burst of misses
 // for one code (after a cache clear) becomes a single read.
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 import { findLocations } from './queries.js'
 import { NO_EXPIRY } from './redirect-cache.js'
 

@@ -1,4 +1,4 @@
-// GET /api/v1/links/{code}/qr (issue 10): the link's short_url as a QR code in SVG. The encoding is
+// GET /api/v1/links/{code}/qr: the link's short_url as a QR code in SVG. The encoding is
 // uqr's (a maintained encoder with no dependencies); this module only draws its matrix.
 import { encode } from 'uqr'
 import { sessionOf, type Ctx } from '../context.js'
@@ -6,8 +6,10 @@ import { linkNotFound } from '../http/errors.js'
 import { Query } from '../http/query.js'
 import { bytes, type Reply } from '../http/reply.js'
 import { findLink } from './queries.js'
-import { shortUrl } from './redirect.js'
-import { codeParam } from './routes.js'
+import { codeParam, shortUrl } from './short-code.js'
+
+/** What these routes may touch. */
+type QrCtx = Ctx<'sql' | 'baseUrl'>
 
 export const QR_SIZE = { min: 32, max: 4096, default: 256 }
 /** The standard's quiet zone is 4 modules; scanners cope with less on a plain background. */
@@ -24,7 +26,7 @@ export interface QrOptions {
   ecc: QrEcc
 }
 
-export async function getQr(ctx: Ctx): Promise<Reply> {
+export async function getQr(ctx: QrCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const q = new Query(ctx.req.url)
   const options: QrOptions = {

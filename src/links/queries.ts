@@ -1,11 +1,9 @@
 // Link queries. Every write tells other nodes (NOTIFY link_changed, sent at commit) to forget the
 // code; the redirect path reads one row by primary key.
-import type { Sql, Tx } from '../db/index.js'
+import { LINK_CHANNEL } from '../db/channels.js'
+import type { Sql, Tx } from '../db/types.js'
 import { generateCode } from './short-code.js'
 
-export const LINK_CHANNEL = 'link_changed'
-/** The notice on LINK_CHANNEL that every cached code may have changed (the block list did); never a code. */
-export const FLUSH_ALL = '*'
 const GENERATE_ATTEMPTS = 5
 
 export interface LinkRow {
@@ -21,8 +19,7 @@ export interface LinkRow {
 }
 
 const columns = (sql: Sql | Tx) =>
-  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at,
-      (disabled_at is not null or suspended_at is not null or domains_blocked(host_domains)) as disabled`
+  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked'
 
@@ -73,14 +70,14 @@ interface CreatedRow {
 
 export function listLinks(sql: Sql, userId: string): Promise<LinkRow[]> {
   return sql<LinkRow[]>`
-    select ${columns(sql)} from links
-    where user_id = ${userId} and deleted_at is null
+    select ${columns(sql)} from live_links
+    where user_id = ${userId}
     order by id desc`
 }
 
 export async function findLink(sql: Sql, userId: string, code: string): Promise<LinkRow | undefined> {
   const [row] = await sql<LinkRow[]>`
-    select ${columns(sql)} from links where code = ${code} and user_id = ${userId} and deleted_at is null`
+    select ${columns(sql)} from live_links where code = ${code} and user_id = ${userId}`
   return row
 }
 
@@ -98,18 +95,24 @@ export interface LinkChange {
 export async function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | 'not-found' | 'disabled' | 'blocked'> {
   const keepExpiry = change.expiresAt === undefined
   const newHost = change.url?.host ?? null
-  // updated_at moves forward by at least a millisecond, the precision clients see.
+  // updated_at moves forward by at least a millisecond, the precision clients see. The link is
+  // not disabled (or nothing changes), so it is stopped only when its host is blocked: a new
+  // host was just checked, the old one is as the view says.
   const [row] = await sql<LinkRow[]>`
     with changed as (
-      update links set
-        url = coalesce(${change.url?.url ?? null}::text, url),
-        location = coalesce(${change.url?.location ?? null}::text, location),
-        host_domains = case when ${newHost}::text is null then host_domains else domains_of(${newHost}::text) end,
-        expires_at = case when ${keepExpiry}::boolean then expires_at else ${change.expiresAt ?? null}::timestamptz end,
-        updated_at = greatest(now(), updated_at + interval '1 millisecond')
-      where code = ${code} and user_id = ${userId} and deleted_at is null and disabled_at is null and suspended_at is null
+      update links l set
+        url = coalesce(${change.url?.url ?? null}::text, l.url),
+        location = coalesce(${change.url?.location ?? null}::text, l.location),
+        host_domains = case when ${newHost}::text is null then l.host_domains else domains_of(${newHost}::text) end,
+        expires_at = case when ${keepExpiry}::boolean then l.expires_at else ${change.expiresAt ?? null}::timestamptz end,
+        updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
+      from live_links old
+      where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
+        -- the row as locked: a change that committed meanwhile (a delete, a disable) is seen
+        and l.code = old.code and l.deleted_at is null and l.disabled_at is null and l.suspended_at is null
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
-      returning ${columns(sql)}
+      returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
+                (old.host_blocked and ${newHost}::text is null) as disabled
     )
     select changed.*, pg_notify(${LINK_CHANNEL}, changed.code)::text as notified from changed`
   if (row !== undefined) {
@@ -117,19 +120,13 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
     return link
   }
   const [why] = await sql<{ disabled: boolean }[]>`
-    select disabled_at is not null or suspended_at is not null as disabled from links where code = ${code} and user_id = ${userId} and deleted_at is null`
+    select disabled_at is not null or suspended_at is not null as disabled from live_links where code = ${code} and user_id = ${userId}`
   return why === undefined ? 'not-found' : why.disabled ? 'disabled' : 'blocked'
 }
 
-/** Leaves a tombstone: the code answers 404 from now on and is never assigned again. */
+/** Leaves a tombstone (tombstone_links in sql/0008_one_statement_per_rule.sql). */
 export async function deleteLink(sql: Sql, userId: string, code: string): Promise<boolean> {
-  const rows = await sql`
-    with gone as (
-      update links set user_id = null, url = null, location = null, host_domains = null, deleted_at = now()
-      where code = ${code} and user_id = ${userId} and deleted_at is null
-      returning code
-    )
-    select pg_notify(${LINK_CHANNEL}, gone.code) from gone`
+  const rows = await sql`select tombstone_links(${userId}, ${code}, ${LINK_CHANNEL})`
   return rows.length === 1
 }
 
@@ -150,8 +147,7 @@ export interface LocationRow {
  */
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
-    select l.code, l.location, l.expires_at,
-           (l.disabled_at is not null or l.suspended_at is not null or u.disabled_at is not null or domains_blocked(l.host_domains)) as disabled
-    from links l join users u on u.id = l.user_id
-    where l.code = any(${codes}::text[]) and l.deleted_at is null`
+    select l.code, l.location, l.expires_at, (l.stopped or u.disabled_at is not null) as disabled
+    from live_links l join users u on u.id = l.user_id
+    where l.code = any(${codes}::text[])`
 }

@@ -1,9 +1,5 @@
-// The redirect cache: code → ready Location, "disabled" (by an operator), or a short-lived
-// "unknown", within a byte budget.
-// Eviction is CLOCK (second chance), an approximation of least-recently-used in which a hit only
-// sets a flag: the hot path never reorders the Map, so it allocates nothing. Writes bump an
-// epoch, so a read that raced a write can never store what it read before the write. An entry
-// carries its link's expiry, so an expired link is refused without a database read.
+// The redirect cache: code → ready Location, "disabled", or a short-lived "unknown", within a byte
+// budget, evicted by CLOCK (docs/decisions.md, "Links").
 
 const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
 const MISSING_ENTRY_BYTES = ENTRY_OVERHEAD_BYTES

@@ -1,8 +1,5 @@
-// GET|HEAD /r/{code} (contract §5): the one home of the redirect decision. A plain request is
-// answered here (servePlain), from the cache or after one batched read, with no Reply, no Error
-// and no JSON built; any other goes through the app's dispatch to `redirect`. Both end in the
-// same answers: 302 to the precomputed Location, 404, or 410 once the link has expired or an
-// operator has disabled it (the link, its owner or its host: decided when the code is loaded).
+// GET|HEAD /r/{code} (contract §5): the one home of the redirect decision (docs/decisions.md,
+// "the redirect path"). A plain request is answered by servePlain, any other through `redirect`.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Ctx, Deps } from '../context.js'
 import { trackResponse } from '../http/client-errors.js'
@@ -12,14 +9,12 @@ import type { Target } from './location-loader.js'
 import { DISABLED, EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
 import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
-import { isShortCode } from './short-code.js'
-import type { Visitor } from './visits.js'
+import { isShortCode, REDIRECT_PREFIX } from './short-code.js'
+import type { Visitor } from './visit-tally.js'
 
-/** The path prefix of every redirect. */
-export const REDIRECT_PREFIX = '/r/'
-
-/** The URL a browser follows for `code`. */
-export const shortUrl = (baseUrl: string, code: string): string => `${baseUrl}${REDIRECT_PREFIX}${code}`
+/** What the redirect may touch: the cache, the batched look-up, the counters and the time budget. */
+type Uses = 'cache' | 'locations' | 'metrics' | 'visits' | 'config'
+type RedirectDeps = Pick<Deps, Uses>
 
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
 const NO_STORE = ['cache-control', 'no-store'] as const
@@ -87,7 +82,7 @@ function readPlain(req: IncomingMessage): boolean {
 }
 
 /** A redirect served to a GET counts as a visit; a HEAD is not a visit. */
-function visit(deps: Deps, req: IncomingMessage, code: string, visitor: Visitor): void {
+function visit(deps: RedirectDeps, req: IncomingMessage, code: string, visitor: Visitor): void {
   if (req.method !== 'GET') return
   visitor.peer = req.socket.remoteAddress
   deps.visits.record(code, visitor)
@@ -114,30 +109,48 @@ const cachedOf = (target: Target | undefined): string | typeof DISABLED | undefi
   target === undefined ? undefined : target.disabled ? DISABLED : target.location
 
 /**
+ * The decision for `code`: from the cache at once (a hit), or a promise of it after one batched
+ * read that fills the cache (a miss).
+ */
+function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
+  const { cache } = deps
+  const cached = cache.get(code)
+  if (cached !== undefined) return cached
+  const epoch = cache.epoch // taken before the batch is sent, so a write in between keeps its result out
+  return deps.locations.load(code).then((target) => {
+    cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
+    return knownOf(target, Date.now())
+  })
+}
+
+/** Counts the decision in the metrics, once, whichever path answers it. */
+function counted(deps: RedirectDeps, known: Known, source: 'hit' | 'miss'): Known {
+  deps.metrics.redirect(known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === DISABLED ? 'disabled' : source)
+  return known
+}
+
+/**
  * The hot path, for a request to `path` (which starts with REDIRECT_PREFIX): a plain one (see
  * readPlain) with a well-formed code is answered here, from the cache at once or after one
  * batched read, with no Reply, no Error and no JSON built. False when it is not plain: the app
  * then dispatches it, and it ends in `redirect` below.
  */
-export function servePlain(deps: Deps, app: Answered, req: IncomingMessage, res: ServerResponse, path: string, started: number): boolean {
+export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessage, res: ServerResponse, path: string, started: number): boolean {
   const code = path.slice(REDIRECT_PREFIX.length)
   // Anything but a well-formed code (including "/r/" and "/r/a/b") takes the general path.
   if (!isShortCode(code) || !readPlain(req)) return false
   const requestId = requestIdFor(seen.requestId)
-  const { cache } = deps
-  const cached = cache.get(code)
-  if (cached !== undefined) {
-    answer(deps, req, res, code, cached, 'hit', seen.visitor, requestId)
+  const known = lookUp(deps, code)
+  if (!(known instanceof Promise)) {
+    answer(deps, req, res, code, counted(deps, known, 'hit'), seen.visitor, requestId)
     app.answered(req, path, res.statusCode, started, requestId)
     return true
   }
   const visitor = { ...seen.visitor } // the scratch object is the next request's
-  const epoch = cache.epoch // taken before the batch is sent, so a write in between keeps its result out
   trackResponse(req, res)
-  new Deadline(deps.config.dbTimeoutMs).run(deps.locations.load(code)).then(
-    (target) => {
-      cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
-      answer(deps, req, res, code, knownOf(target, Date.now()), 'miss', visitor, requestId)
+  new Deadline(deps.config.dbTimeoutMs).run(known).then(
+    (loaded) => {
+      answer(deps, req, res, code, counted(deps, loaded, 'miss'), visitor, requestId)
       app.answered(req, path, res.statusCode, started, requestId)
     },
     (err: unknown) => {
@@ -149,18 +162,11 @@ export function servePlain(deps: Deps, app: Answered, req: IncomingMessage, res:
 }
 
 /** 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. */
-function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, outcome: 'hit' | 'miss', visitor: Visitor, requestId: string): void {
-  if (known === MISSING) {
-    deps.metrics.redirect('unknown')
-    sendPrerendered(res, NOT_FOUND, requestId)
-  } else if (known === EXPIRED) {
-    deps.metrics.redirect('expired')
-    sendPrerendered(res, GONE, requestId)
-  } else if (known === DISABLED) {
-    deps.metrics.redirect('disabled')
-    sendPrerendered(res, STOPPED, requestId)
-  } else {
-    deps.metrics.redirect(outcome)
+function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, visitor: Visitor, requestId: string): void {
+  if (known === MISSING) sendPrerendered(res, NOT_FOUND, requestId)
+  else if (known === EXPIRED) sendPrerendered(res, GONE, requestId)
+  else if (known === DISABLED) sendPrerendered(res, STOPPED, requestId)
+  else {
     visit(deps, req, code, visitor)
     // A flat header list: only the Location and the request id vary.
     res.writeHead(302, ['location', known, NO_STORE[0], NO_STORE[1], 'content-length', '0', 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
@@ -169,34 +175,18 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, code: str
 }
 
 /** The general path (CORS, a body, no Host...): the same decision, as a Reply or an HttpError. */
-export function redirect(ctx: Ctx): Reply | Promise<Reply> {
+export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
   const code = ctx.param
   if (!isShortCode(code)) throw linkNotFound()
-  const { cache } = ctx.deps
-  const cached = cache.get(code)
-  if (cached !== undefined) return replyFor(ctx, code, cached, 'hit')
-  const epoch = cache.epoch
-  return ctx.deps.locations.load(code).then((target: Target | undefined) => {
-    cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
-    return replyFor(ctx, code, knownOf(target, Date.now()), 'miss')
-  })
+  const known = lookUp(ctx.deps, code)
+  if (known instanceof Promise) return known.then((loaded) => replyFor(ctx, code, counted(ctx.deps, loaded, 'miss')))
+  return replyFor(ctx, code, counted(ctx.deps, known, 'hit'))
 }
 
-function replyFor(ctx: Ctx, code: string, known: Known, outcome: 'hit' | 'miss'): Reply {
-  const { metrics } = ctx.deps
-  if (known === MISSING) {
-    metrics.redirect('unknown')
-    throw linkNotFound()
-  }
-  if (known === EXPIRED) {
-    metrics.redirect('expired')
-    throw linkExpired()
-  }
-  if (known === DISABLED) {
-    metrics.redirect('disabled')
-    throw linkDisabled()
-  }
-  metrics.redirect(outcome)
+function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply {
+  if (known === MISSING) throw linkNotFound()
+  if (known === EXPIRED) throw linkExpired()
+  if (known === DISABLED) throw linkDisabled()
   const h = ctx.req.headers
   // Node joins a repeated X-Forwarded-For with ", ": a string, like every header but Set-Cookie.
   visit(ctx.deps, ctx.req, code, { userAgent: h['user-agent'], referer: h.referer, forwardedFor: h['x-forwarded-for'] as string | undefined, peer: undefined })

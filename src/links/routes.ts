@@ -5,12 +5,14 @@ import { json, noContent, type Reply } from '../http/reply.js'
 import { deleteLink, findLink, insertLink, listLinks, updateLink, type LinkRow } from './queries.js'
 import { takeCreateAllowance, youngLimit } from '../ratelimit/create-limit.js'
 import { isYoungAccount } from '../users/queries.js'
-import { REDIRECT_PREFIX, shortUrl } from './redirect.js'
-import { isShortCode } from './short-code.js'
+import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import { parseLinkChange, parseLinkCreate, toLocation } from './validate.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
+
+/** What the link routes may touch. */
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'buckets'>
 
 const present = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
@@ -35,7 +37,7 @@ function refuseOwnShortLink(url: string, baseUrl: string): void {
   }
 }
 
-export async function createLink(ctx: Ctx): Promise<Reply> {
+export async function createLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const input = parseLinkCreate(ctx.body)
   const { sql, cache, baseUrl, config, buckets } = ctx.deps
@@ -51,19 +53,19 @@ export async function createLink(ctx: Ctx): Promise<Reply> {
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
-export async function getLinks(ctx: Ctx): Promise<Reply> {
+export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   const links = await listLinks(ctx.deps.sql, sessionOf(ctx).userId)
   return json(200, { links: links.map((l) => present(ctx.deps.baseUrl, l)) })
 }
 
-export async function getLink(ctx: Ctx): Promise<Reply> {
+export async function getLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   const link = await findLink(ctx.deps.sql, sessionOf(ctx).userId, code)
   if (link === undefined) throw linkNotFound()
   return json(200, present(ctx.deps.baseUrl, link))
 }
 
-export async function patchLink(ctx: Ctx): Promise<Reply> {
+export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
@@ -78,15 +80,9 @@ export async function patchLink(ctx: Ctx): Promise<Reply> {
   return json(200, present(ctx.deps.baseUrl, link))
 }
 
-export async function removeLink(ctx: Ctx): Promise<Reply> {
+export async function removeLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   if (!(await deleteLink(ctx.deps.sql, sessionOf(ctx).userId, code))) throw linkNotFound()
   ctx.deps.cache.invalidate(code)
   return noContent()
-}
-
-/** A malformed code is simply not found, and never reaches the database. */
-export function codeParam(ctx: Ctx): string {
-  if (!isShortCode(ctx.param)) throw linkNotFound()
-  return ctx.param
 }

@@ -1,7 +1,7 @@
 // The statistics' daily job, run by every node every 10 minutes (one at a time, by an advisory
 // lock): a UTC day that ended more than REDUCE_GRACE_MS ago has its visitor hashes reduced to a
 // count and deleted with its salt; days older than STATS_RETENTION_DAYS are deleted.
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import { runStatsJob } from './stats-queries.js'
 import { dateOf } from './visits.js'

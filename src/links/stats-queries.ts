@@ -1,10 +1,10 @@
 // SQL of the visit statistics: a flush's batched write, the day's visitor salt, the daily job
 // (reduce finished days' visitor hashes to counts; drop rows past retention) and the owner's read.
 import { randomBytes } from 'node:crypto'
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 import { DIRECT, OTHER } from './referrer.js'
 
-/** Referrer hosts kept per link and day; the rest count as "other" (issue 10). */
+/** Referrer hosts kept per link and day; the rest count as "other". */
 export const MAX_REFERRER_HOSTS = 20
 const STATS_JOB_LOCK = 7_245_010 // arbitrary, fixed: one node at a time runs the daily job
 

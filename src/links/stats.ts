@@ -1,13 +1,16 @@
-// GET /api/v1/links/{code}/stats (issue 10): a link's visits per UTC day (humans, bots, unique
+// GET /api/v1/links/{code}/stats: a link's visits per UTC day (humans, bots, unique
 // visitors) and its referrer hosts, over a range of at most 400 days.
 import { sessionOf, type Ctx } from '../context.js'
 import { linkNotFound } from '../http/errors.js'
 import { Query } from '../http/query.js'
 import { json, type Reply } from '../http/reply.js'
 import { findLink } from './queries.js'
-import { codeParam } from './routes.js'
+import { codeParam } from './short-code.js'
 import { readStats } from './stats-queries.js'
 import { dateOf } from './visits.js'
+
+/** What these routes may touch. */
+type StatsCtx = Ctx<'sql'>
 
 export const MAX_STATS_DAYS = 400
 const DEFAULT_DAYS = 30
@@ -16,7 +19,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/
 const FIRST_DAY = 0 // 1970-01-01
 const LAST_DAY = Math.floor(Date.UTC(9999, 11, 31) / DAY_MS)
 
-export async function getStats(ctx: Ctx): Promise<Reply> {
+export async function getStats(ctx: StatsCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const range = parseRange(new Query(ctx.req.url), Date.now()) // parameters before the look-up (contract §2)
   const code = codeParam(ctx)

@@ -1,7 +1,7 @@
 // Leaky-bucket counters: a level that drains at a steady rate and may be raised by one at a time
 // up to a limit. In memory for one process, or in PostgreSQL (leaky_bucket_add) for a cluster.
 // Used for failed logins per account and for password changes and deletions (password-limits.ts).
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 import { MAX_TRACKED_CLIENTS } from './limiter.js'
 
 export interface Level {

@@ -1,5 +1,5 @@
 // Per-client-IP limiters: in memory for one process, or in PostgreSQL for a cluster (contract §7).
-import type { Sql } from '../db/index.js'
+import type { Sql } from '../db/types.js'
 import { decide, RATE_CAPACITY, RATE_PER_SECOND, TokenBucket, type Decision } from './bucket.js'
 
 export interface Limiter {

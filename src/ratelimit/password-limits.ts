@@ -1,4 +1,4 @@
-// Limits on password checks beyond the spec's per-address login bucket (issue 9), kept in leaky
+// Limits on password checks beyond the spec's per-address login bucket, kept in leaky
 // buckets that every node shares. See docs/decisions.md ("Password checks: fairness and limits").
 import { createHash } from 'node:crypto'
 import { rateLimited } from '../http/errors.js'

@@ -1,6 +1,6 @@
 // Abuse reports in the database (sql/0012_reports.sql): filed by anyone, worked by operators.
-import type { Sql } from '../db/index.js'
-import { LINK_CHANNEL } from '../links/queries.js'
+import type { Sql } from '../db/types.js'
+import { LINK_CHANNEL } from '../db/channels.js'
 
 export const REASONS = ['phishing', 'malware', 'spam', 'other'] as const
 export type Reason = (typeof REASONS)[number]

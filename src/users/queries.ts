@@ -1,7 +1,7 @@
 // Account queries. HTTP stays out: a taken username is a result, not a status.
-import type { Sql } from '../db/index.js'
-import { isUniqueViolation } from '../db/index.js'
-import { LINK_CHANNEL } from '../links/queries.js'
+import type { Sql } from '../db/types.js'
+import { isUniqueViolation } from '../db/errors.js'
+import { LINK_CHANNEL } from '../db/channels.js'
 
 export interface UserRow {
   id: string
@@ -55,7 +55,7 @@ export async function findPasswordHash(sql: Sql, id: string): Promise<string | u
   return row?.password_hash
 }
 
-export interface ProfileChange {
+export interface UserUpdate {
   displayName?: string
   /** the new hash, and the stored one the current password was verified against */
   password?: { hash: string; verifiedAgainst: string }
@@ -67,7 +67,7 @@ export interface ProfileChange {
  * Updates what is given; a new password also revokes every other session of the user. 'gone':
  * the account or the session is no more; 'stale': the password changed since it was verified.
  */
-export async function updateUser(sql: Sql, id: string, change: ProfileChange): Promise<UserRow | 'gone' | 'stale'> {
+export async function updateUser(sql: Sql, id: string, change: UserUpdate): Promise<UserRow | 'gone' | 'stale'> {
   return sql.begin(async (tx) => {
     // The row lock orders this against logins, other changes and deletion of the same account.
     const [current] = await tx<{ password_hash: string }[]>`select password_hash from users where id = ${id} for update`
@@ -100,11 +100,7 @@ export async function deleteUser(sql: Sql, id: string): Promise<string[]> {
     // The owner's row lock first: a link being created for this user finishes before, or sees
     // no user after (insertLink takes the same lock).
     await tx`select 1 from users where id = ${id} for update`
-    const codes = await tx<{ code: string }[]>`
-      update links set user_id = null, url = null, location = null, host_domains = null, deleted_at = now()
-      where user_id = ${id} and deleted_at is null
-      returning code`
-    await tx`select pg_notify(${LINK_CHANNEL}, code) from unnest(${codes.map((c) => c.code)}::text[]) as code`
+    const codes = await tx<{ code: string }[]>`select tombstone_links(${id}, null, ${LINK_CHANNEL}) as code`
     await tx`delete from users where id = ${id}`
     return codes.map((c) => c.code)
   })

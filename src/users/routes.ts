@@ -3,8 +3,11 @@ import { clientKey, requester, sessionOf, type Ctx } from '../context.js'
 import { currentPasswordIncorrect, unauthorized, usernameTaken } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { takeChangeAllowance } from '../ratelimit/password-limits.js'
-import { deleteUser, findPasswordHash, findUser, insertUser, updateUser, type ProfileChange, type UserRow } from './queries.js'
+import { deleteUser, findPasswordHash, findUser, insertUser, updateUser, type UserRow, type UserUpdate } from './queries.js'
 import { parseProfileChange, parseRegistration } from './validate.js'
+
+/** What the account routes may touch. */
+type UsersCtx = Ctx<'sql' | 'config' | 'passwords' | 'buckets' | 'sessions' | 'forgetLinks'>
 
 const present = (u: UserRow) => ({
   id: u.id,
@@ -13,7 +16,7 @@ const present = (u: UserRow) => ({
   created_at: u.created_at.toISOString(),
 })
 
-export async function register(ctx: Ctx): Promise<Reply> {
+export async function register(ctx: UsersCtx): Promise<Reply> {
   const input = parseRegistration(ctx.body)
   const passwordHash = await ctx.deadline.excluding(ctx.deps.passwords.hash(input.password, requester(ctx, `name ${input.username}`)))
   const user = await insertUser(ctx.deps.sql, { username: input.username, displayName: input.displayName, passwordHash })
@@ -21,17 +24,17 @@ export async function register(ctx: Ctx): Promise<Reply> {
   return json(201, present(user))
 }
 
-export async function getMe(ctx: Ctx): Promise<Reply> {
+export async function getMe(ctx: UsersCtx): Promise<Reply> {
   const user = await findUser(ctx.deps.sql, sessionOf(ctx).userId)
   if (user === undefined) throw unauthorized() // deleted between auth and now
   return json(200, present(user))
 }
 
-export async function patchMe(ctx: Ctx): Promise<Reply> {
+export async function patchMe(ctx: UsersCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const change = parseProfileChange(ctx.body)
   const { sql, passwords, buckets } = ctx.deps
-  let password: ProfileChange['password']
+  let password: UserUpdate['password']
   if (change.password !== undefined) {
     // Each check costs a hash: limited per account and per address (a display name alone is free).
     await takeChangeAllowance(buckets, session.userId, clientKey(ctx))
@@ -48,11 +51,11 @@ export async function patchMe(ctx: Ctx): Promise<Reply> {
   return json(200, present(user))
 }
 
-export async function deleteMe(ctx: Ctx): Promise<Reply> {
+export async function deleteMe(ctx: UsersCtx): Promise<Reply> {
   const { userId } = sessionOf(ctx)
   await takeChangeAllowance(ctx.deps.buckets, userId, clientKey(ctx))
   const codes = await deleteUser(ctx.deps.sql, userId)
   ctx.deps.sessions.forgetUser(userId)
-  for (const code of codes) ctx.deps.cache.invalidate(code)
+  ctx.deps.forgetLinks(codes)
   return noContent()
 }

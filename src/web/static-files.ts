@@ -1,4 +1,4 @@
-// The web app's built files (issue 11), read into memory once at start with their headers worked
+// The web app's built files, read into memory once at start with their headers worked
 // out in advance: a request for /app/... costs a Map look-up. index.html is the answer for every
 // client route; a file name that is not among the built files is 404.
 import { createHash } from 'node:crypto'
@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { extname, join, relative, sep } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { routeNotFound } from '../http/errors.js'
-import type { Headers, Reply } from '../http/reply.js'
+import type { HeaderMap, Reply } from '../http/reply.js'
 
 // The app's own files only: no inline script or style, nothing from elsewhere, no framing. QR
 // codes arrive through fetch (they need the bearer token) and are shown from blob: URLs.
@@ -32,7 +32,7 @@ interface File {
   /** the gzip form, when it is smaller */
   gzip: Buffer | undefined
   etag: string
-  headers: Headers
+  headers: HeaderMap
 }
 
 export class AppFiles {

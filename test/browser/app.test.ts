@@ -1,4 +1,4 @@
-// The web app in a real browser (issue 11): Chromium against a real server, through the whole
+// The web app in a real browser: Chromium against a real server, through the whole
 // journey a person takes, each screen scanned by axe-core at 1280 and 360 px and photographed
 // (build/screenshots). Skipped, with a plain line saying so, where Chromium is not installed.
 import { readFileSync } from 'node:fs'
@@ -8,7 +8,7 @@ import { call, login, newUser, uniqueName, type User } from '../helpers/api.js'
 import { assertAccessible, browserAvailable, launchBrowser, screenshot } from '../helpers/browser.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { disableLink } from '../../src/admin/links.js'
-import { within } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 
 const PASSWORD = 'correct horse battery'
 
@@ -134,7 +134,7 @@ if (browserAvailable()) {
     await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux) Firefox/130.0', referer: 'https://news.example.net/item' } })
     await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': 'Googlebot/2.1' } })
     const token = await tabToken(page)
-    await within(5_000, async () => (await call(ctx.srv.url, 'GET', `/api/v1/links/${ctx.code}`, { token })).body.visits === 2)
+    await until(5_000, async () => (await call(ctx.srv.url, 'GET', `/api/v1/links/${ctx.code}`, { token })).body.visits === 2)
     await page.getByRole('link', { name: 'Links', exact: true }).click()
     await heading(page, 'Your links')
     const card = page.locator('li.link-card', { hasText: ctx.code })
@@ -196,7 +196,7 @@ if (browserAvailable()) {
     await page.getByRole('link', { name: 'Sessions' }).click()
     await heading(page, 'Sessions')
     const cards = page.locator('li.session-card')
-    await within(3_000, async () => (await cards.count()) === 4)
+    await until(3_000, async () => (await cards.count()) === 4)
     await assertAccessible(page, 'sessions')
     await screenshot(page, 'sessions')
     await cards.getByRole('button', { name: /^End the session started/ }).first().click()
@@ -312,7 +312,7 @@ if (browserAvailable()) {
     await heading(page, 'Your links')
   })
 
-  // issue 12 (abuse controls) as the app shows them: a disabled link says so, offers no Edit, and
+  // The abuse controls, as the app shows them: a disabled link says so, offers no Edit, and
   // the API's 403 LINK_DISABLED for an edit shows as a message next to the form
   test('a link the operator disabled shows as disabled, without Edit, and an edit is refused with a message', async (ctx) => {
     const { page } = ctx
@@ -388,7 +388,7 @@ if (browserAvailable()) {
 
   test.run()
 
-  // issue 11: usable at 360 px and on a desktop, light and dark, no serious accessibility issue
+  // Usable at 360 px and on a desktop, light and dark, no serious accessibility issue
   const sizes = serverSuite<{ browser: Browser; user: User; code: string }>('web app in Chromium: every screen at 360 and 1280 px, light and dark')
 
   sizes.before(async (ctx) => {

@@ -1,4 +1,4 @@
-// docs/deploy.md's backups (issue 12, part 5): the blocks marked "run by test/cli/backup.test.ts"
+// docs/deploy.md's backups: the blocks marked "run by test/cli/backup.test.ts"
 // are run as they are written there, a backup and then a restore, and the restored data must
 // export as the same stream as the original. Only the machine's names change: the paths and the
 // database become a test's own, and the stand-ins below replace systemd and root's user switching.

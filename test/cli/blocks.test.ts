@@ -1,4 +1,4 @@
-// link-service block ... (issue 12): a blocked host, and its subdomains, cannot be a link target;
+// link-service block ...: a blocked host, and its subdomains, cannot be a link target;
 // links already made to it answer 410 until it is removed from the list.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,4 +1,4 @@
-// The CLI's frame (issue 12): a command it does not know, or none, is one line on stderr and a
+// The CLI's frame: a command it does not know, or none, is one line on stderr and a
 // non-zero status; help lists the commands.
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'

@@ -1,4 +1,4 @@
-// link-service link ... (issue 12): an operator's view of every account's links, and a stop on
+// link-service link ...: an operator's view of every account's links, and a stop on
 // one, checked through a real service (see users.test.ts for how the CLI and the service share
 // the database on each engine).
 import { suite } from 'uvu'

@@ -1,4 +1,4 @@
-// migrate --from-data-dir (issue 12, part 3): an embedded install moved into PostgreSQL in one step
+// migrate --from-data-dir: an embedded install moved into PostgreSQL in one step
 // serves the same logins and redirects, with their counts. Runs in both passes of `npm test`: the
 // source is always embedded, the target a fresh database of the local PostgreSQL (TEST_ADMIN_URL).
 import { rmSync } from 'node:fs'

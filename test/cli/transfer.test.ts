@@ -1,4 +1,4 @@
-// export and import (issue 12, part 3): one JSON Lines stream of the whole state; an import into
+// export and import: one JSON Lines stream of the whole state; an import into
 // an empty database followed by an export gives the same stream; bad input changes nothing. On the
 // engine of this pass (embedded, or PostgreSQL with DATABASE_URL).
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
@@ -10,13 +10,13 @@ import { call, login } from '../helpers/api.js'
 import { runCli } from '../helpers/cli.js'
 import { freshStore, seedInstall, type Seeded, type Store } from '../helpers/install.js'
 import { freshDatabase, pgUnavailable } from '../helpers/pg.js'
-import { MIGRATIONS_DIR, startServer } from '../helpers/server.js'
+import { startServer } from '../helpers/server.js'
 import { exportDatabase } from '../../src/admin/export.js'
 import { importDatabase } from '../../src/admin/import.js'
 import { TransferError } from '../../src/admin/transfer-format.js'
 import { loadConfig } from '../../src/config.js'
-import { openDatabase } from '../../src/db/index.js'
-import { migrate } from '../../src/db/migrate.js'
+import { openDatabase } from '../../src/db/open.js'
+import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js'
 
 const TMP = mkdtempSync(join(tmpdir(), 'link-service-transfer-'))
 

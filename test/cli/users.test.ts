@@ -1,4 +1,4 @@
-// link-service user ... (issue 12), run as an operator would, its effects checked through a
+// link-service user ..., run as an operator would, its effects checked through a
 // real service: on PostgreSQL the shared test database, on the embedded engine a DATA_DIR of this
 // file's own, with the service stopped whenever the CLI runs.
 import { suite } from 'uvu'

@@ -2,7 +2,9 @@
 // response is checked against the OpenAPI document (docs/openapi.json), so no test can meet an
 // answer the document does not describe.
 import { randomBytes } from 'node:crypto'
+import * as assert from 'uvu/assert'
 import { checkResponse } from './openapi.js'
+import { header, type RawResponse } from './raw.js'
 
 export interface Res {
   status: number
@@ -77,4 +79,64 @@ export async function newLink(base: string, token: string, url = 'https://exampl
   const res = await call(base, 'POST', '/api/v1/links', { token, body: { url } })
   if (res.status !== 201) throw new Error(`create link failed: ${res.status} ${res.text}`)
   return res.body
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+/** The codes whose body may also list `errors` (one per field or query parameter). */
+const LISTING_CODES = new Set(['INVALID_FORM_BODY', 'INVALID_QUERY'])
+
+/**
+ * An error response (contract §2), read by fetch or off a raw socket: this status (and code, or a
+ * code matching a pattern), our JSON content type, exactly {code, message} (and `errors` for
+ * field errors), a non-empty message, and a request id.
+ */
+export function assertError(res: Res | RawResponse, status: number, code: string | RegExp, what = ''): void {
+  const isRaw = 'head' in res
+  const headerOf = (name: string) => (isRaw ? header(res.head, name) : res.headers.get(name))
+  assert.is(res.status, status, isRaw ? `${what}\n${res.head}\n${res.body}` : `${what} ${res.text}`)
+  assert.is(headerOf('content-type'), JSON_TYPE, what)
+  let body: any = res.body
+  if (isRaw) {
+    try {
+      body = JSON.parse(res.body)
+    } catch {
+      assert.unreachable(`${what}: body is not JSON: ${res.body}`)
+    }
+  }
+  const keys = Object.keys(body ?? {}).sort()
+  assert.equal(keys, LISTING_CODES.has(body?.code) && keys.includes('errors') ? ['code', 'errors', 'message'] : ['code', 'message'], what)
+  if (typeof code === 'string') assert.is(body.code, code, what)
+  else assert.ok(code.test(body.code), `${what}: ${body.code}`)
+  assert.type(body.message, 'string', what)
+  assert.ok(body.message.length > 0, what)
+  assert.ok(headerOf('x-request-id'), `${what}: no X-Request-Id`)
+}
+
+/** An http URL of exactly `bytes` UTF-8 bytes, padded with `pad` (1 or 2 bytes each). */
+export function urlOfBytes(bytes: number, pad = 'a'): string {
+  const head = 'https://example.com/'
+  const padBytes = Buffer.byteLength(pad)
+  const rest = bytes - head.length
+  return head + pad.repeat(Math.floor(rest / padBytes)) + 'a'.repeat(rest % padBytes)
+}
+
+/** Asserts a 422 INVALID_FORM_BODY whose `errors` are exactly these [field, code] pairs (any order). */
+export function assertFieldErrors(res: Res, expected: Array<[string, string]>, label = ''): void {
+  assert.is(res.status, 422, `${label}: status (${res.text})`)
+  assert.is(res.body?.code, 'INVALID_FORM_BODY', `${label}: code`)
+  assert.type(res.body.message, 'string', `${label}: message`)
+  assert.ok(Array.isArray(res.body.errors), `${label}: errors is an array`)
+  const got = (res.body.errors as Array<{ field: string; code: string }>).map((e) => `${e.field}:${e.code}`).sort()
+  assert.equal(got, expected.map(([f, c]) => `${f}:${c}`).sort(), `${label}: errors`)
+  for (const e of res.body.errors as Array<Record<string, unknown>>) {
+    assert.equal(Object.keys(e).sort(), ['code', 'field', 'message'], `${label}: field error shape`)
+    assert.type(e.message, 'string')
+    assert.ok((e.message as string).length > 0, `${label}: field error message is not empty`)
+  }
+}
+
+/** Asserts a 422 INVALID_QUERY whose errors name exactly these parameters, in order. */
+export function assertQueryError(res: Res, fields: string[]): void {
+  assertError(res, 422, 'INVALID_QUERY')
+  assert.equal(res.body.errors.map((e: { field: string }) => e.field), fields, res.text)
 }

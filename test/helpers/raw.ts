@@ -1,6 +1,7 @@
 // Raw HTTP over a socket, for protocol edges fetch cannot express (lying or chunked bodies,
 // oversized headers, repeated headers).
 import { connect } from 'node:net'
+import { sleep } from './wait.js'
 
 export interface RawResponse {
   status: number
@@ -8,6 +9,17 @@ export interface RawResponse {
   body: string
   /** true when the server closed the connection */
   closed: boolean
+}
+
+/** The lines of a request head (request line, then header lines), ended as HTTP wants. */
+export const requestHead = (lines: string[]): string => lines.join('\r\n') + '\r\n\r\n'
+
+/** A response as read off the socket: status, head and body. */
+function parse(chunks: Buffer[], closed: boolean): RawResponse {
+  const text = Buffer.concat(chunks).toString('latin1')
+  const split = text.indexOf('\r\n\r\n')
+  const head = split === -1 ? text : text.slice(0, split)
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body: split === -1 ? '' : text.slice(split + 4), closed }
 }
 
 /** Writes each part in turn (with an optional pause between) and reads until the server closes or idleMs passes. */
@@ -21,10 +33,7 @@ export function raw(base: string, parts: Array<string | Buffer>, opts: { pauseMs
     const finish = () => {
       clearTimeout(timer)
       socket.destroy()
-      const text = Buffer.concat(chunks).toString('latin1')
-      const split = text.indexOf('\r\n\r\n')
-      const head = split === -1 ? text : text.slice(0, split)
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body: split === -1 ? '' : text.slice(split + 4), closed })
+      resolve(parse(chunks, closed))
     }
     const idle = () => {
       clearTimeout(timer)
@@ -49,7 +58,7 @@ export function raw(base: string, parts: Array<string | Buffer>, opts: { pauseMs
       for (const part of parts) {
         if (socket.destroyed) break
         socket.write(part)
-        if (opts.pauseMs) await new Promise((r) => setTimeout(r, opts.pauseMs))
+        if (opts.pauseMs) await sleep(opts.pauseMs)
       }
       idle()
     })
@@ -60,4 +69,73 @@ export function raw(base: string, parts: Array<string | Buffer>, opts: { pauseMs
 export function header(head: string, name: string): string | undefined {
   const line = head.split('\r\n').find((l) => l.toLowerCase().startsWith(name.toLowerCase() + ':'))
   return line?.slice(line.indexOf(':') + 1).trim()
+}
+
+export interface Streamed extends RawResponse {
+  /** body bytes the client had sent when the first response byte arrived (-1: no response) */
+  sentAtAnswer: number
+}
+
+/**
+ * Sends `head` (which must declare Transfer-Encoding: chunked), then chunks of `chunkBytes` with a
+ * pause between, stopping as soon as the server answers. `end` sends the final zero chunk.
+ */
+export function streamChunked(
+  base: string,
+  head: string,
+  opts: { chunkBytes: number; maxChunks: number; pauseMs: number; end?: boolean; data?: Buffer },
+): Promise<Streamed> {
+  const { hostname, port } = new URL(base)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname)
+    const received: Buffer[] = []
+    let sent = 0
+    let sentAtAnswer = -1
+    let closed = false
+    let done = false
+    let idle: NodeJS.Timeout | undefined
+    const finish = () => {
+      if (done) return
+      done = true
+      clearTimeout(idle)
+      socket.destroy()
+      resolve({ ...parse(received, closed), sentAtAnswer })
+    }
+    const wait = (ms: number) => {
+      clearTimeout(idle)
+      idle = setTimeout(finish, ms)
+    }
+    socket.on('data', (c: Buffer) => {
+      if (sentAtAnswer === -1) sentAtAnswer = sent
+      received.push(c)
+      wait(500)
+    })
+    socket.on('end', () => {
+      closed = true
+      finish()
+    })
+    socket.on('error', (err) => {
+      if (received.length > 0) {
+        closed = true
+        finish()
+      } else if (!done) {
+        done = true
+        clearTimeout(idle)
+        reject(err)
+      }
+    })
+    socket.on('connect', async () => {
+      socket.write(head)
+      const data = opts.data ?? Buffer.alloc(opts.chunkBytes, 0x61)
+      const frame = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')])
+      for (let i = 0; i < opts.maxChunks; i++) {
+        if (sentAtAnswer !== -1 || socket.destroyed) break
+        socket.write(frame)
+        sent += data.length
+        await sleep(opts.pauseMs)
+      }
+      if (opts.end === true && sentAtAnswer === -1 && !socket.destroyed) socket.write('0\r\n\r\n')
+      if (sentAtAnswer === -1) wait(3000)
+    })
+  })
 }

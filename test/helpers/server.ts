@@ -5,13 +5,14 @@ import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { suite, type Test } from 'uvu'
 import { loadConfig } from '../../src/config.js'
+import { LINK_CHANNEL } from '../../src/db/channels.js'
+import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
 import { createLogger } from '../../src/log.js'
 import { startService, type Service } from '../../src/service.js'
+import { sleep } from './wait.js'
 
-export const MIGRATIONS_DIR = resolve('sql')
 /** The test build's web app (scripts/test.sh builds it there) */
 export const APP_DIR = resolve('build/app')
 const ROOT = mkdtempSync(join(tmpdir(), 'link-service-test-'))
@@ -52,7 +53,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     // Tests speak from 127.0.0.1 and pick a client address with X-Forwarded-For, so that
     // suites do not share one rate-limit bucket.
     TRUST_PROXY: '127.0.0.1',
-    // A cheap hash: these tests check behaviour, not strength (issue 9's bench uses the defaults).
+    // A cheap hash: these tests check behaviour, not strength (the login bench uses the defaults).
     ARGON2_MEMORY_KIB: '64',
     ARGON2_ITERATIONS: '1',
     LOG_LEVEL: 'debug',
@@ -106,7 +107,7 @@ export async function feedSettled(srv: TestServer): Promise<void> {
   if (feed === undefined) return
   const marker = `settle-${randomBytes(6).toString('hex')}`
   deps.cache.set(marker, 'https://marker.invalid/', deps.cache.epoch)
-  await db.sql`select pg_notify('link_changed', ${marker})`
+  await db.sql`select pg_notify(${LINK_CHANNEL}, ${marker})`
   for (const deadline = Date.now() + 5_000; deps.cache.get(marker) !== undefined; await sleep(2)) {
     if (Date.now() > deadline) throw new Error('the change feed did not deliver a notification within 5 s')
   }

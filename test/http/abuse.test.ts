@@ -1,4 +1,4 @@
-// Abuse controls over HTTP (issue 12): what an operator's action does to redirects, logins and
+// Abuse controls over HTTP: what an operator's action does to redirects, logins and
 // sessions, at once on every node. The CLI's own tests (test/cli/) check each command's effect
 // through one service; here the multi-node rules, which need DATABASE_URL (the embedded database
 // belongs to one process, so on it the CLI cannot run beside a service and nothing is cached
@@ -10,7 +10,7 @@ import { disableUser } from '../../src/admin/users.js'
 import { call, login, newLink, newUser, uniqueName, type User } from '../helpers/api.js'
 import { admin } from '../helpers/cli.js'
 import { feedSettled, serverSuite, twoNodeSuite, type TestServer } from '../helpers/server.js'
-import { within } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 
 const WITHIN_MS = 1_000
 
@@ -79,11 +79,11 @@ if (process.env.DATABASE_URL === undefined) {
   const warm = async (nodes: TestServer[], code: string, location: string) => {
     for (const srv of nodes) {
       assert.is(await answerOn(srv, code), location)
-      await within(WITHIN_MS, async () => srv.service.deps.cache.get(code) === location)
+      await until(WITHIN_MS, async () => srv.service.deps.cache.get(code) === location)
     }
   }
   const everywhere = (nodes: TestServer[], code: string, expected: string | null) =>
-    within(WITHIN_MS, async () => (await Promise.all(nodes.map((srv) => answerOn(srv, code)))).every((a) => a === expected))
+    until(WITHIN_MS, async () => (await Promise.all(nodes.map((srv) => answerOn(srv, code)))).every((a) => a === expected))
 
   two('a link the CLI disables answers 410 on every node within a second, and redirects again once enabled', async ({ a, b }) => {
     const user = await newUser(a.url)
@@ -116,7 +116,7 @@ if (process.env.DATABASE_URL === undefined) {
     await warm([a, b], link.code, 'https://example.com/owner')
     assert.is((await admin(undefined, ['user', 'disable', user.username])).status, 0)
     await everywhere([a, b], link.code, '410 LINK_DISABLED')
-    await within(WITHIN_MS, async () => {
+    await until(WITHIN_MS, async () => {
       const statuses = await Promise.all([a, b].flatMap((srv) => [user.token, other].map(async (token) => (await call(srv.url, 'GET', '/api/v1/users/me', { token })).status)))
       return statuses.every((s) => s === 401)
     })

@@ -6,11 +6,11 @@ import postgres from 'postgres'
 import * as assert from 'uvu/assert'
 import { call, newUser, type Res, type User } from '../helpers/api.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
+import { sleep } from '../helpers/wait.js'
 
 // A costlier KDF than the suite's default widens the window a login spends checking.
 const test = serverSuite('account changes racing logins', { ARGON2_MEMORY_KIB: '4096' })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const loginAs = (srv: TestServer, user: User, password = user.password) =>
   call(srv.url, 'POST', '/api/v1/auth/login', { body: { username: user.username, password } })
 const me = async (srv: TestServer, token: string) => (await call(srv.url, 'GET', '/api/v1/users/me', { token })).status

@@ -1,4 +1,4 @@
-// The web app's files at /app/ (issue 11): where / sends browsers, the headers that keep the app
+// The web app's files at /app/: where / sends browsers, the headers that keep the app
 // safe (CSP, nosniff) and cached right, client routes, 404s, and SERVE_APP=off.
 import { gunzipSync } from 'node:zlib'
 import * as assert from 'uvu/assert'
@@ -14,7 +14,7 @@ async function assetPaths(base: string): Promise<string[]> {
   return [...html.matchAll(/(?:href|src)="(\/app\/assets\/[^"]+)"/g)].map((m) => m[1]!)
 }
 
-// spec §4 + issue 11: with APP_URL unset, GET / brings a browser to the app
+// spec §4: with APP_URL unset, GET / brings a browser to the app
 test('GET and HEAD / answer 301 to {BASE_URL}/app/ when APP_URL is unset', async ({ srv }) => {
   for (const method of ['GET', 'HEAD']) {
     const res = await call(srv.url, method, '/')
@@ -29,7 +29,7 @@ test('/app without its slash answers 301 to /app/', async ({ srv }) => {
   assert.is(res.headers.get('location'), `${srv.service.deps.baseUrl}/app/`)
 })
 
-// issue 11: strict CSP (default-src 'self', no inline script), nosniff, no-cache for the HTML
+// Strict CSP (default-src 'self', no inline script), nosniff, no-cache for the HTML
 test('index.html answers /app/ and every client route, with a strict CSP, nosniff and no-cache', async ({ srv }) => {
   for (const path of ['/app/', '/app/links', '/app/links/aZ3kP9qR/edit', '/app/sessions/']) {
     const res = await call(srv.url, 'GET', path)
@@ -53,7 +53,7 @@ test('index.html has no inline script, event handler or style', async ({ srv }) 
   assert.not.match(html, /\sstyle=|<style/i)
 })
 
-// issue 11: long caching for content-hashed assets
+// Long caching for content-hashed assets
 test('content-hashed assets are cached for a year as immutable, with their types and the same CSP', async ({ srv }) => {
   const paths = await assetPaths(srv.url)
   assert.ok(paths.length >= 10, paths.join(' '))
@@ -106,7 +106,7 @@ test('an unknown file name under /app/ is 404 ROUTE_NOT_FOUND, JSON', async ({ s
   assert.is(post.headers.get('allow'), 'GET, HEAD')
 })
 
-// issue 11: "the whole app under 50 KB gzipped"
+// "the whole app under 50 KB gzipped"
 test('the whole app is under 50 KB gzipped', async ({ srv }) => {
   const files = srv.service.deps.appFiles!
   assert.ok(files.gzipBytes < 50 * 1024, `${files.gzipBytes} bytes`)
@@ -135,7 +135,7 @@ test('the gzip form of a file is the file', () => {
 
 test.run()
 
-// issue 11: with APP_URL pointing elsewhere the app is still served, unless turned off
+// With APP_URL pointing elsewhere the app is still served, unless turned off
 const elsewhere = serverSuite('web app files: APP_URL elsewhere', { APP_URL: 'https://app.example.org' })
 
 elsewhere('with APP_URL elsewhere, / goes there and /app/ is still served', async ({ srv }) => {

@@ -2,9 +2,10 @@
 import { createHash, randomBytes } from 'node:crypto'
 import * as assert from 'uvu/assert'
 import { call, login, newUser, randomIp, uniqueName, type Res } from '../helpers/api.js'
-import { header, raw, type RawResponse } from '../helpers/raw.js'
+import { header, raw, requestHead, type RawResponse } from '../helpers/raw.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { deleteExpiredSessions } from '../../src/auth/sessions.js'
+import { sleep } from '../helpers/wait.js'
 
 const RFC3339_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const TOKEN = /^[A-Za-z0-9_-]{43}$/
@@ -21,11 +22,7 @@ function getMe(srv: TestServer, headers: Record<string, string>): Promise<Res> {
 /** One request over a raw socket, with header lines exactly as given. */
 function rawRequest(srv: TestServer, method: string, path: string, headerLines: string[]): Promise<RawResponse> {
   const host = new URL(srv.url).host
-  const head =
-    `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\nX-Forwarded-For: ${randomIp()}\r\n` +
-    headerLines.map((l) => l + '\r\n').join('') +
-    'Connection: close\r\n\r\n'
-  return raw(srv.url, [head])
+  return raw(srv.url, [requestHead([`${method} ${path} HTTP/1.1`, `Host: ${host}`, `X-Forwarded-For: ${randomIp()}`, ...headerLines, 'Connection: close'])])
 }
 
 function assertUnauthorized(res: Res, label: string): void {
@@ -316,7 +313,7 @@ expiry('with SESSION_TTL_SECONDS=1 expires_at is created_at + 1 s', async ({ srv
 expiry('an expired token answers 401 UNAUTHORIZED and its session row is removed when presented', async ({ srv }) => {
   const user = await newUser(srv.url)
   const other = await newUser(srv.url) // only to compare: its row is not presented
-  await new Promise((r) => setTimeout(r, 1500))
+  await sleep(1500)
   assert.is(await sessionCount(srv, user.id), 1, 'the expired row is still there before it is presented')
   assertUnauthorized(await call(srv.url, 'GET', '/api/v1/users/me', { token: user.token }), 'expired')
   assert.is(await sessionCount(srv, user.id), 0, 'presented: removed')
@@ -326,10 +323,10 @@ expiry('an expired token answers 401 UNAUTHORIZED and its session row is removed
   assert.is((await call(srv.url, 'GET', '/api/v1/users/me', { token })).status, 200)
 })
 
-// issue 2: an expired session is removed when presented and by a periodic sweep
+// An expired session is removed when presented and by a periodic sweep
 expiry('the sweep removes expired sessions nobody presents, and keeps live ones', async ({ srv }) => {
   const user = await newUser(srv.url)
-  await new Promise((r) => setTimeout(r, 1500))
+  await sleep(1500)
   const live = await login(srv.url, user.username, user.password)
   assert.is(await sessionCount(srv, user.id), 2)
   assert.ok((await deleteExpiredSessions(srv.service.db.sql)) >= 1)
@@ -355,7 +352,7 @@ logs('no password, token or Authorization value reaches the log', async ({ srv }
   await call(srv.url, 'PATCH', '/api/v1/users/me', { token: user.token, body: { password: newPassword, current_password: 'wrong' + password } }) // 403
   await call(srv.url, 'PATCH', '/api/v1/users/me', { token: user.token, body: { password: newPassword, current_password: password } }) // 200
   await call(srv.url, 'POST', '/api/v1/auth/logout', { token: second })
-  await new Promise((r) => setTimeout(r, 50))
+  await sleep(50)
   srv.service.deps.log.flush()
   const text = srv.logs.slice(from).join('\n')
   assert.ok(text.includes('/api/v1/auth/login'), 'requests are logged at all')

@@ -1,13 +1,14 @@
-// Several nodes on one PostgreSQL behave as one service (issue 3). Needs DATABASE_URL: the
+// Several nodes on one PostgreSQL behave as one service. Needs DATABASE_URL: the
 // embedded database belongs to one process, so on it this file only says why it did nothing.
 import { readdirSync } from 'node:fs'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login, newLink, newUser, randomIp, type User } from '../helpers/api.js'
 import { Relay } from '../helpers/relay.js'
-import { feedSettled, MIGRATIONS_DIR, startServer, type TestServer } from '../helpers/server.js'
+import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
+import { feedSettled, startServer, type TestServer } from '../helpers/server.js'
 
-import { within } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 
 const WITHIN_MS = 1_000
 
@@ -35,7 +36,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.equal(rows.map((r) => r.version), files.map((f) => Number(f.slice(0, 4))))
   })
 
-  // issue 3: sessions are in the database; no node caches a session
+  // Sessions are in the database; no node caches a session
   test('a session made on A works on B and C; logout on B is refused on A at once', async ({ a, b, c, user }) => {
     const token = await login(a.url, user.username, user.password)
     for (const srv of [b, c]) assert.is((await call(srv.url, 'GET', '/api/v1/users/me', { token })).status, 200)
@@ -45,7 +46,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(after.body.code, 'UNAUTHORIZED')
   })
 
-  // issue 3: PATCH takes effect at once on its node and within a second on every other node
+  // PATCH takes effect at once on its node and within a second on every other node
   test('a PATCH on A redirects to the new URL on C within a second', async ({ a, c, user }) => {
     const link = await newLink(a.url, user.token, 'https://old.example/')
     assert.is(await locationOn(c, link.code), 'https://old.example/') // now cached on C
@@ -53,23 +54,23 @@ if (process.env.DATABASE_URL === undefined) {
     const res = await call(a.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { url: 'https://new.example/' } })
     assert.is(res.status, 200)
     assert.is(await locationOn(a, link.code), 'https://new.example/')
-    await within(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://new.example/')
+    await until(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://new.example/')
   })
 
   test('a DELETE on C answers 404 on A within a second', async ({ a, c, user }) => {
     const link = await newLink(a.url, user.token)
     assert.is(await locationOn(a, link.code), 'https://example.com/')
     assert.is((await call(c.url, 'DELETE', `/api/v1/links/${link.code}`, { token: user.token })).status, 204)
-    await within(WITHIN_MS, async () => (await locationOn(a, link.code)) === 404)
+    await until(WITHIN_MS, async () => (await locationOn(a, link.code)) === 404)
   })
 
-  // issue 3: a create with a custom code clears any negative entry for it on every node
+  // A create with a custom code clears any negative entry for it on every node
   test('a code remembered as unknown on B redirects within a second once A creates it', async ({ a, b, user }) => {
     const code = `Cc${Date.now().toString(36).slice(-6)}`
     assert.is(await locationOn(b, code), 404)
     const res = await call(a.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://custom.example/', code } })
     assert.is(res.status, 201)
-    await within(WITHIN_MS, async () => (await locationOn(b, code)) === 'https://custom.example/')
+    await until(WITHIN_MS, async () => (await locationOn(b, code)) === 'https://custom.example/')
   })
 
   // contract §7: across several nodes the limit holds for the cluster
@@ -104,7 +105,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(res.body.visits, 15)
   })
 
-  // issue 3: when the listening connection drops, the node clears its cache and reconnects
+  // When the listening connection drops, the node clears its cache and reconnects
   test('after its listening connection is killed, a node never serves a stale redirect for more than a second', async ({ a, c, user }) => {
     const link = await newLink(a.url, user.token, 'https://before.example/')
     await feedSettled(c)
@@ -116,16 +117,16 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(killed!.n, 1)
     // Change the link while C's feed may be down: C must not keep the old Location.
     await call(a.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { url: 'https://after.example/' } })
-    await within(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://after.example/')
-    await within(5_000, async () => c.service.feed!.listening)
+    await until(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://after.example/')
+    await until(5_000, async () => c.service.feed!.listening)
     // Back to normal: the cache is on again and still correct.
     await call(a.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { url: 'https://again.example/' } })
-    await within(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://again.example/')
+    await until(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://again.example/')
   })
 
   test.run()
 
-  // issue 3: a lost notification can never leave a stale redirect behind — also when the
+  // A lost notification can never leave a stale redirect behind — also when the
   // listening connection dies silently (no RST), which only the unanswered heartbeat reveals.
   const silent = suite<{ a: TestServer; c: TestServer; relay: Relay; user: User }>('a node whose database goes silent')
 
@@ -147,12 +148,12 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is(await locationOn(c, link.code), 'https://before.example/')
     assert.is(c.service.deps.cache.get(link.code), 'https://before.example/', 'cached on C')
     relay.pause()
-    await within(6_000, async () => !c.service.feed!.listening)
+    await until(6_000, async () => !c.service.feed!.listening)
     assert.is(c.service.deps.cache.get(link.code), undefined, 'nothing cached to serve stale')
     await call(a.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { url: 'https://after.example/' } })
     relay.resume()
-    await within(10_000, async () => c.service.feed!.listening)
-    await within(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://after.example/')
+    await until(10_000, async () => c.service.feed!.listening)
+    await until(WITHIN_MS, async () => (await locationOn(c, link.code)) === 'https://after.example/')
   })
 
   silent.run()

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert'
 import { call, newLink, newUser, randomIp, type User } from '../helpers/api.js'
 import { Relay } from '../helpers/relay.js'
 import { feedSettled, startServer, type TestServer } from '../helpers/server.js'
+import { sleep, until } from '../helpers/wait.js'
 
 if (process.env.DATABASE_URL === undefined) {
   process.stdout.write('db-outage.test: not run: needs DATABASE_URL (npm test runs it in .ci/run)\n')
@@ -30,14 +31,7 @@ if (process.env.DATABASE_URL === undefined) {
 
   /** The service recovers by itself (contract §2): the redirect answers again within 10 s. */
   async function redirectsAgain(srv: TestServer, code: string): Promise<void> {
-    const start = Date.now()
-    let status = 0
-    while (Date.now() - start < 10_000) {
-      status = (await call(srv.url, 'GET', `/r/${code}`)).status
-      if (status === 302) break
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    assert.is(status, 302)
+    await until(10_000, async () => (await call(srv.url, 'GET', `/r/${code}`)).status === 302, { every: 100 })
   }
 
   const test = suite<Relayed>('database outage')
@@ -141,7 +135,7 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is((await call(srv.url, 'GET', '/healthz')).status, 200)
   })
 
-  // contract §8: on SIGTERM it stops (bounded) and exits; issue 3: a crash loses at most one
+  // contract §8: on SIGTERM it stops (bounded) and exits; a crash loses at most one
   // interval of visits, and a stop that cannot write them says so
   silent('a stop finishes within its bounds while the database is silent, and says the visits are lost', async ({ relay, srv, code }) => {
     assert.is((await call(srv.url, 'GET', `/r/${code}`)).status, 302)
@@ -190,7 +184,7 @@ if (process.env.DATABASE_URL !== undefined) {
       const miss = await call(srv.url, 'GET', '/r/zzzzzzz9')
       assert.is(miss.status, 503)
       assert.ok(Date.now() - started < 1_000 + 1_000, `a miss waited ${Date.now() - started} ms`)
-      await new Promise((r) => setTimeout(r, 300))
+      await sleep(300)
     }
     const down = await call(srv.url, 'GET', '/healthz')
     assert.is(down.status, 503)
@@ -198,8 +192,7 @@ if (process.env.DATABASE_URL !== undefined) {
     assert.is(down.body.database, 'failing')
     assert.is(down.body.change_feed, 'down')
     await relay.open()
-    for (const until = Date.now() + 10_000; !srv.service.feed!.listening && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50))
-    assert.ok(srv.service.feed!.listening, 'the feed is back')
+    await until(10_000, () => srv.service.feed!.listening, { every: 50, why: () => 'the feed is back' })
     assert.is(srv.service.deps.cache.get(code), undefined, 'the cache started again from empty')
     assert.is((await call(srv.url, 'GET', `/r/${code}`)).status, 302)
   })

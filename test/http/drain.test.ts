@@ -5,6 +5,7 @@ import { connect, type Socket } from 'node:net'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startServer } from '../helpers/server.js'
+import { sleep, until } from '../helpers/wait.js'
 
 function open(url: string): Promise<{ socket: Socket; received: () => string; ended: Promise<'end' | 'reset'> }> {
   const { port } = new URL(url)
@@ -18,27 +19,21 @@ function open(url: string): Promise<{ socket: Socket; received: () => string; en
   return new Promise((resolve) => socket.once('connect', () => resolve({ socket, received: () => text, ended })))
 }
 
-const until = async (check: () => boolean) => {
-  for (const limit = Date.now() + 5_000; !check(); await new Promise((r) => setTimeout(r, 10))) {
-    if (Date.now() > limit) throw new Error('timed out')
-  }
-}
-
 test('after the signal: Connection: close on every answer, idle keep-alive connections end with a FIN, in-flight requests finish', async () => {
   const srv = await startServer()
   const idle = await open(srv.url)
   idle.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
-  await until(() => idle.received().includes('\r\n\r\n{'))
+  await until(5_000, () => idle.received().includes('\r\n\r\n{'))
   assert.match(idle.received(), /connection: keep-alive/i)
   // A request in flight when the drain starts: headers now, its body after.
   const busy = await open(srv.url)
   const body = '{"username":"nobody-here","password":"x"}'
   busy.socket.write(`POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`)
-  await new Promise((r) => setTimeout(r, 100))
+  await sleep(100)
   const closing = srv.service.close()
   assert.is(await idle.ended, 'end', 'the idle connection ended normally')
   busy.socket.write(body)
-  await until(() => /\r\n\r\n\{/.test(busy.received()))
+  await until(5_000, () => /\r\n\r\n\{/.test(busy.received()))
   assert.match(busy.received(), /^HTTP\/1\.1 401 /)
   assert.match(busy.received(), /connection: close/i)
   assert.is(await busy.ended, 'end')

@@ -1,20 +1,14 @@
-// Link expiry (issue 10): expires_at on create and PATCH (a future RFC 3339 timestamp, or null to
+// Link expiry: expires_at on create and PATCH (a future RFC 3339 timestamp, or null to
 // clear), returned with the link; after it /r/{code} answers 410 LINK_EXPIRED, the link stays
 // listed and can be extended. The redirect cache and other nodes honour it without a read per redirect.
 import * as assert from 'uvu/assert'
-import { call, newLink, newUser, type Res, type User } from '../helpers/api.js'
+import { assertFieldErrors, call, newLink, newUser, type Res, type User } from '../helpers/api.js'
 import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
-import { within } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString()
 const create = (srv: TestServer, token: string, body: unknown) => call(srv.url, 'POST', '/api/v1/links', { token, body })
 const patch = (srv: TestServer, token: string, code: string, body: unknown) => call(srv.url, 'PATCH', `/api/v1/links/${code}`, { token, body })
-
-function assertFieldError(res: Res, field: string, code: string): void {
-  assert.is(res.status, 422, res.text)
-  assert.is(res.body.code, 'INVALID_FORM_BODY')
-  assert.equal(res.body.errors.map((e: { field: string; code: string }) => [e.field, e.code]), [[field, code]], res.text)
-}
 
 const test = serverSuite<{ user: User }>('link expiry')
 test.before(async (ctx) => {
@@ -33,12 +27,12 @@ test('expires_at is set on create, returned in the UTC millisecond form, and lis
 
 test('expires_at must be a future RFC 3339 timestamp', async ({ srv, user }) => {
   const url = 'https://example.com/'
-  assertFieldError(await create(srv, user.token, { url, expires_at: 1893456000 }), 'expires_at', 'TYPE')
+  assertFieldErrors(await create(srv, user.token, { url, expires_at: 1893456000 }), [['expires_at', 'TYPE']])
   for (const bad of ['2099-06-01', '2099-06-01 12:00:00Z', '2099-02-30T00:00:00Z', '2099-06-01T24:00:00Z', '2099-06-01T12:00:60Z', 'tomorrow', '2099-06-01T12:00:00+25:00']) {
-    assertFieldError(await create(srv, user.token, { url, expires_at: bad }), 'expires_at', 'INVALID')
+    assertFieldErrors(await create(srv, user.token, { url, expires_at: bad }), [['expires_at', 'INVALID']])
   }
   const past = await create(srv, user.token, { url, expires_at: inMs(-1_000) })
-  assertFieldError(past, 'expires_at', 'INVALID')
+  assertFieldErrors(past, [['expires_at', 'INVALID']])
   assert.match(past.body.errors[0].message, /future/)
 })
 
@@ -48,7 +42,7 @@ test('an expired link answers 410 LINK_EXPIRED, from the database and from the c
   await feedSettled(srv)
   assert.is((await call(srv.url, 'GET', `/r/${code}`)).status, 302)
   assert.ok(srv.service.deps.cache.get(code), 'cached with its expiry')
-  await within(3_000, async () => (await call(srv.url, 'GET', `/r/${code}`)).status === 410)
+  await until(3_000, async () => (await call(srv.url, 'GET', `/r/${code}`)).status === 410)
   const cached = await call(srv.url, 'GET', `/r/${code}`)
   assert.is(cached.status, 410)
   assert.equal(cached.body, { code: 'LINK_EXPIRED', message: 'this link has expired' })
@@ -73,14 +67,14 @@ test('PATCH takes url, expires_at or both; neither is 422 on url', async ({ srv,
   assert.equal([both.status, both.body.url, both.body.expires_at], [200, 'https://example.org/', '2099-01-01T00:00:00.000Z'])
   const urlOnly = await patch(srv, user.token, link.code, { url: 'https://example.net/' })
   assert.is(urlOnly.body.expires_at, '2099-01-01T00:00:00.000Z', 'an absent expires_at stays')
-  assertFieldError(await patch(srv, user.token, link.code, {}), 'url', 'REQUIRED')
-  assertFieldError(await patch(srv, user.token, link.code, { url: null }), 'url', 'REQUIRED')
-  assertFieldError(await patch(srv, user.token, link.code, { expires_at: '2000-01-01T00:00:00Z' }), 'expires_at', 'INVALID')
+  assertFieldErrors(await patch(srv, user.token, link.code, {}), [['url', 'REQUIRED']])
+  assertFieldErrors(await patch(srv, user.token, link.code, { url: null }), [['url', 'REQUIRED']])
+  assertFieldErrors(await patch(srv, user.token, link.code, { expires_at: '2000-01-01T00:00:00Z' }), [['expires_at', 'INVALID']])
 })
 
 test.run()
 
-// issue 10: other nodes honour a new expiry through the existing change notification
+// Other nodes honour a new expiry through the existing change notification
 if (process.env.DATABASE_URL !== undefined) {
   const nodes = twoNodeSuite('expiry on two nodes')
   nodes('an expiry set on A is honoured by B, which had the link cached', async ({ a, b }) => {
@@ -89,7 +83,7 @@ if (process.env.DATABASE_URL !== undefined) {
     await feedSettled(b)
     assert.is((await call(b.url, 'GET', `/r/${link.code}`)).status, 302)
     assert.is((await patch(a, user.token, link.code, { expires_at: inMs(1_000) })).status, 200)
-    await within(3_000, async () => (await call(b.url, 'GET', `/r/${link.code}`)).status === 410)
+    await until(3_000, async () => (await call(b.url, 'GET', `/r/${link.code}`)).status === 410)
   })
   nodes.run()
 }

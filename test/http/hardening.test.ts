@@ -1,4 +1,4 @@
-// Hardening from the security review (issue 9, item 8): X-Content-Type-Options: nosniff on every
+// Hardening from the security review: X-Content-Type-Options: nosniff on every
 // response; Cache-Control: no-store on every authenticated response; link URLs and display names
 // with invisible or bidi-control characters refused; the embedded database's files readable by
 // their owner only.
@@ -16,7 +16,7 @@ test.before(async (ctx) => {
   ctx.user = await newUser(ctx.srv.url)
 })
 
-// issue 9: X-Content-Type-Options: nosniff on every response, the raw and fast paths included
+// X-Content-Type-Options: nosniff on every response, the raw and fast paths included
 test('every response carries X-Content-Type-Options: nosniff', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   await feedSettled(srv)
@@ -48,7 +48,7 @@ test('every response carries X-Content-Type-Options: nosniff', async ({ srv, use
   }
 })
 
-// issue 9: Cache-Control: no-store on every authenticated response
+// Cache-Control: no-store on every authenticated response
 test('every response of an authenticated route carries Cache-Control: no-store', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   const token = user.token
@@ -67,7 +67,7 @@ test('every response of an authenticated route carries Cache-Control: no-store',
   for (const [label, res] of responses) assert.is(res.headers.get('cache-control'), 'no-store', `${label} (${res.status})`)
 })
 
-// issue 9: "https://exa\u200bmple.com" was stored as typed while a browser goes to example.com
+// "https://exa\u200bmple.com" was stored as typed while a browser goes to example.com
 test('a link URL with an invisible or bidi-control character is 422 url INVALID, on create and on change', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   for (const url of ['https://exa\u200bmple.com/', 'https://example.com/\u202Efdp.exe', 'https://example.com/a\u00adb', 'https://\ufeffexample.com/']) {
@@ -81,7 +81,7 @@ test('a link URL with an invisible or bidi-control character is 422 url INVALID,
   }
 })
 
-// issue 9: display names accepted U+202E
+// Display names accepted U+202E
 test('a display name with an invisible or bidi-control character is 422 display_name INVALID', async ({ srv, user }) => {
   for (const name of ['Bob\u202Egnp.exe', 'Al\u200bice', 'Eve\u2066x']) {
     const reg = await call(srv.url, 'POST', '/api/v1/users', { body: { username: `u${Date.now()}`, password: 'correct horse', display_name: name } })
@@ -115,7 +115,7 @@ if (process.env.DATABASE_URL !== undefined) {
     return out
   }
 
-  // issue 9: every file the embedded engine writes under DATA_DIR is readable by its owner only
+  // Every file the embedded engine writes under DATA_DIR is readable by its owner only
   files('a new DATA_DIR, written to, holds only owner-only files; files an earlier release left open are closed at start', async ({ root }) => {
     const dir = join(root, 'data')
     let srv = await startServer({ DATA_DIR: dir })

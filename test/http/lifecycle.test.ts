@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { sleep, until } from '../helpers/wait.js'
 
 const SERVER = new URL('../../src/server.js', import.meta.url).pathname
 
@@ -34,14 +35,6 @@ function run(env: Record<string, string>): Run {
   return r
 }
 
-async function until(check: () => boolean, ms = 20_000): Promise<void> {
-  const start = Date.now()
-  while (!check()) {
-    if (Date.now() - start > ms) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
-
 const test = suite<{ dir: string }>('node server.js')
 test.before((ctx) => {
   ctx.dir = mkdtempSync(join(tmpdir(), 'link-service-lifecycle-'))
@@ -54,7 +47,7 @@ const dbEnv = (dir: string, name: string): Record<string, string> =>
 
 test('serves after migrating, and SIGTERM stops it with exit 0', async ({ dir }) => {
   const r = run(dbEnv(dir, 'a'))
-  await until(() => r.lines.some((l) => l.msg === 'listening'))
+  await until(20_000, () => r.lines.some((l) => l.msg === 'listening'))
   const url = r.lines.find((l) => l.msg === 'listening')!.url as string
   const res = await fetch(`${url}/healthz`)
   assert.is(res.status, 200)
@@ -67,7 +60,7 @@ test('serves after migrating, and SIGTERM stops it with exit 0', async ({ dir })
 test('SIGINT during start-up waits for start-up, then stops cleanly with exit 0', async ({ dir }) => {
   const r = run(dbEnv(dir, 'b'))
   // 'starting' is logged once the handlers are in place; a signal before that is Node's default.
-  await until(() => r.lines.some((l) => l.msg === 'starting'))
+  await until(20_000, () => r.lines.some((l) => l.msg === 'starting'))
   r.child.kill('SIGINT')
   assert.is(await r.exit, 0, r.stderr)
   assert.ok(r.lines.some((l) => l.msg === 'stopped'))
@@ -83,7 +76,7 @@ if (process.env.DATABASE_URL === undefined) {
   // PGlite does not lock its directory; two processes on one would corrupt it.
   test('a second process on the same embedded DATA_DIR is refused', async ({ dir }) => {
     const first = run({ DATA_DIR: join(dir, 'c') })
-    await until(() => first.lines.some((l) => l.msg === 'listening'))
+    await until(20_000, () => first.lines.some((l) => l.msg === 'listening'))
     const second = run({ DATA_DIR: join(dir, 'c') })
     assert.is(await second.exit, 1)
     assert.match(second.stderr, /in use by another running link service/)

@@ -3,115 +3,23 @@
 // server timeouts; and no 5xx for hostile input.
 import { connect, type Socket } from 'node:net'
 import * as assert from 'uvu/assert'
-import { call, newUser, randomIp } from '../helpers/api.js'
-import { header, raw, type RawResponse } from '../helpers/raw.js'
+import { assertError, call, newUser, randomIp } from '../helpers/api.js'
+import { header, raw, requestHead, streamChunked } from '../helpers/raw.js'
 import { serverSuite } from '../helpers/server.js'
+import { sleep } from '../helpers/wait.js'
 
 const MAX = 65_536
 const GENERATED_ID = /^[0-9a-f]{32}$/
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-function request(requestLine: string, headers: string[]): string {
-  return [requestLine, 'Host: localhost', ...headers].join('\r\n') + '\r\n\r\n'
-}
-
-/** A raw response that is one of our JSON errors: status, content type, exactly {code, message}. */
-function assertRawError(res: RawResponse, status: number, code: string | RegExp, what = ''): void {
-  assert.is(res.status, status, `${what}\n${res.head}\n${res.body}`)
-  assert.is(header(res.head, 'content-type'), JSON_TYPE, what)
-  let body: any
-  try {
-    body = JSON.parse(res.body)
-  } catch {
-    assert.unreachable(`${what}: body is not JSON: ${res.body}`)
-  }
-  assert.equal(Object.keys(body).sort(), ['code', 'message'], what)
-  if (typeof code === 'string') assert.is(body.code, code, what)
-  else assert.ok(code.test(body.code), `${what}: ${body.code}`)
-  assert.type(body.message, 'string', what)
-  assert.ok(body.message.length > 0, what)
-  assert.ok(header(res.head, 'x-request-id'), `${what}: no X-Request-Id`)
-}
+const request = (requestLine: string, headers: string[]): string => requestHead([requestLine, 'Host: localhost', ...headers])
 
 /** A JSON text of exactly `bytes` UTF-8 bytes: a link body padded with an ignored field. */
 function jsonOfSize(bytes: number, url = 'https://example.com/exact'): string {
   const start = `{"url":${JSON.stringify(url)},"pad":"`
   const end = '"}'
   return start + 'x'.repeat(bytes - start.length - end.length) + end
-}
-
-interface Streamed extends RawResponse {
-  /** body bytes the client had sent when the first response byte arrived (-1: no response) */
-  sentAtAnswer: number
-}
-
-/**
- * Sends `head` (which must declare Transfer-Encoding: chunked), then chunks of `chunkBytes` with a
- * pause between, stopping as soon as the server answers. `end` sends the final zero chunk.
- */
-function streamChunked(
-  base: string,
-  head: string,
-  opts: { chunkBytes: number; maxChunks: number; pauseMs: number; end?: boolean; data?: Buffer },
-): Promise<Streamed> {
-  const { hostname, port } = new URL(base)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname)
-    const received: Buffer[] = []
-    let sent = 0
-    let sentAtAnswer = -1
-    let closed = false
-    let done = false
-    let idle: NodeJS.Timeout | undefined
-    const finish = () => {
-      if (done) return
-      done = true
-      clearTimeout(idle)
-      socket.destroy()
-      const text = Buffer.concat(received).toString('latin1')
-      const split = text.indexOf('\r\n\r\n')
-      const h = split === -1 ? text : text.slice(0, split)
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(h)?.[1] ?? 0), head: h, body: split === -1 ? '' : text.slice(split + 4), closed, sentAtAnswer })
-    }
-    const wait = (ms: number) => {
-      clearTimeout(idle)
-      idle = setTimeout(finish, ms)
-    }
-    socket.on('data', (c: Buffer) => {
-      if (sentAtAnswer === -1) sentAtAnswer = sent
-      received.push(c)
-      wait(500)
-    })
-    socket.on('end', () => {
-      closed = true
-      finish()
-    })
-    socket.on('error', (err) => {
-      if (received.length > 0) {
-        closed = true
-        finish()
-      } else if (!done) {
-        done = true
-        clearTimeout(idle)
-        reject(err)
-      }
-    })
-    socket.on('connect', async () => {
-      socket.write(head)
-      const data = opts.data ?? Buffer.alloc(opts.chunkBytes, 0x61)
-      const frame = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')])
-      for (let i = 0; i < opts.maxChunks; i++) {
-        if (sentAtAnswer !== -1 || socket.destroyed) break
-        socket.write(frame)
-        sent += data.length
-        await sleep(opts.pauseMs)
-      }
-      if (opts.end === true && sentAtAnswer === -1 && !socket.destroyed) socket.write('0\r\n\r\n')
-      if (sentAtAnswer === -1) wait(3000)
-    })
-  })
 }
 
 /** How the tests stream a body: 8 KiB chunks, 30 ms apart, up to 512 KiB in all. */
@@ -123,9 +31,9 @@ const STREAM = { chunkBytes: 8192, maxChunks: 64, pauseMs: 30 }
  */
 async function assertOversizedRefused(base: string, requestLine: string, token: string): Promise<void> {
   const declared = await raw(base, [request(requestLine, [`Authorization: Bearer ${token}`, 'Content-Length: 65537'])], { idleMs: 5000 })
-  assertRawError(declared, 413, 'REQUEST_BODY_TOO_LARGE', 'declared')
+  assertError(declared, 413, 'REQUEST_BODY_TOO_LARGE', 'declared')
   const streamed = await streamChunked(base, request(requestLine, [`Authorization: Bearer ${token}`, 'Transfer-Encoding: chunked']), STREAM)
-  assertRawError(streamed, 413, 'REQUEST_BODY_TOO_LARGE', 'streamed')
+  assertError(streamed, 413, 'REQUEST_BODY_TOO_LARGE', 'streamed')
   assert.ok(streamed.sentAtAnswer > MAX && streamed.sentAtAnswer <= MAX + 3 * 8192, String(streamed.sentAtAnswer))
 }
 
@@ -149,7 +57,7 @@ body('a declared Content-Length of 65,537 answers 413 before any body byte is se
     ],
     { idleMs: 5000 },
   )
-  assertRawError(res, 413, 'REQUEST_BODY_TOO_LARGE')
+  assertError(res, 413, 'REQUEST_BODY_TOO_LARGE')
   assert.is(header(res.head, 'connection')?.toLowerCase(), 'close')
   assert.is(header(res.head, 'x-request-id'), 'declared-413')
   assert.ok(res.closed, 'the server closes the connection')
@@ -159,7 +67,7 @@ body('a declared Content-Length of 65,537 answers 413 before any body byte is se
 // contract §2 order: declared Content-Length (413) comes before bearer auth (401)
 body('with no auth, an oversized declared length is 413, not 401', async ({ srv }) => {
   const res = await raw(srv.url, [request('POST /api/v1/links HTTP/1.1', ['Content-Type: text/plain', 'Content-Length: 1000000'])], { idleMs: 5000 })
-  assertRawError(res, 413, 'REQUEST_BODY_TOO_LARGE')
+  assertError(res, 413, 'REQUEST_BODY_TOO_LARGE')
   assert.is(header(res.head, 'www-authenticate'), undefined)
   assert.ok(GENERATED_ID.test(header(res.head, 'x-request-id') ?? ''))
 })
@@ -168,12 +76,12 @@ body('with no auth, an oversized declared length is 413, not 401', async ({ srv 
 body('route, method and rate limit are decided before an oversized declared length', async ({ srv }) => {
   const big = 'Content-Length: 70000'
   const unknown = await raw(srv.url, [request('POST /api/v1/login HTTP/1.1', ['Content-Type: application/json', big])], { idleMs: 500 })
-  assertRawError(unknown, 404, 'ROUTE_NOT_FOUND')
+  assertError(unknown, 404, 'ROUTE_NOT_FOUND')
   const method = await raw(srv.url, [request('PUT /api/v1/links HTTP/1.1', ['Content-Type: application/json', big])], { idleMs: 500 })
-  assertRawError(method, 405, 'METHOD_NOT_ALLOWED')
+  assertError(method, 405, 'METHOD_NOT_ALLOWED')
   const ip = randomIp()
   const limited = await raw(srv.url, [request('POST /api/v1/users HTTP/1.1', [`X-Forwarded-For: ${ip}`, 'Content-Type: application/json', big])], { idleMs: 5000 })
-  assertRawError(limited, 413, 'REQUEST_BODY_TOO_LARGE')
+  assertError(limited, 413, 'REQUEST_BODY_TOO_LARGE')
   assert.is(header(limited.head, 'x-ratelimit-limit'), '5', 'the rate limit was consulted first')
   assert.is(header(limited.head, 'x-ratelimit-remaining'), '4', 'and took a token')
 })
@@ -187,7 +95,7 @@ body('with Expect: 100-continue, an oversized declared length gets 413 and no 10
     [request('POST /api/v1/links HTTP/1.1', [`Authorization: Bearer ${user.token}`, 'Content-Type: application/json', 'Content-Length: 65537', 'Expect: 100-continue'])],
     { idleMs: 5000 },
   )
-  assertRawError(big, 413, 'REQUEST_BODY_TOO_LARGE')
+  assertError(big, 413, 'REQUEST_BODY_TOO_LARGE')
   assert.not.ok(big.head.includes('100 Continue'), big.head)
   const text = JSON.stringify({ url: 'https://example.com/continue' })
   const small = await raw(
@@ -238,7 +146,7 @@ body('a chunked body answers 413 as soon as byte 65,537 arrives, not at its end'
     ]),
     STREAM,
   )
-  assertRawError(res, 413, 'REQUEST_BODY_TOO_LARGE')
+  assertError(res, 413, 'REQUEST_BODY_TOO_LARGE')
   assert.is(header(res.head, 'x-request-id'), 'streamed-413')
   assert.is(header(res.head, 'connection')?.toLowerCase(), 'close')
   assert.ok(res.sentAtAnswer > MAX, `answered after ${res.sentAtAnswer} bytes: before the limit was crossed`)
@@ -274,14 +182,14 @@ body('a streamed oversized body is 401 without auth and 415 with a wrong media t
     request('POST /api/v1/links HTTP/1.1', ['Content-Type: application/json', 'Transfer-Encoding: chunked']),
     STREAM,
   )
-  assertRawError(noAuth, 401, 'UNAUTHORIZED', 'no auth')
+  assertError(noAuth, 401, 'UNAUTHORIZED', 'no auth')
   assert.ok(noAuth.sentAtAnswer < MAX, String(noAuth.sentAtAnswer))
   const media = await streamChunked(
     srv.url,
     request('POST /api/v1/links HTTP/1.1', [`Authorization: Bearer ${user.token}`, 'Content-Type: text/plain', 'Transfer-Encoding: chunked']),
     STREAM,
   )
-  assertRawError(media, 415, 'UNSUPPORTED_MEDIA_TYPE', 'media type')
+  assertError(media, 415, 'UNSUPPORTED_MEDIA_TYPE', 'media type')
   assert.ok(media.sentAtAnswer < MAX, String(media.sentAtAnswer))
 })
 
@@ -329,11 +237,11 @@ const protocol = serverSuite('limits: headers, malformed HTTP, timeouts')
 protocol('a 20 KB header answers 431 with our JSON error shape and a request id', async ({ srv }) => {
   for (const path of ['/healthz', '/api/v1/auth/login', '/api/v1/nothing']) {
     const res = await raw(srv.url, [request(`GET ${path} HTTP/1.1`, [`X-Big: ${'a'.repeat(20_000)}`, 'X-Request-Id: too-big'])], { idleMs: 3000 })
-    assertRawError(res, 431, /^[A-Z][A-Z_]+$/, path)
+    assertError(res, 431, /^[A-Z][A-Z_]+$/, path)
     assert.ok(GENERATED_ID.test(header(res.head, 'x-request-id') ?? ''), res.head)
   }
   const many = await raw(srv.url, [request('GET /healthz HTTP/1.1', Array.from({ length: 400 }, (_, i) => `X-H${i}: ${'b'.repeat(60)}`))], { idleMs: 3000 })
-  assertRawError(many, 431, /^[A-Z][A-Z_]+$/, 'many headers')
+  assertError(many, 431, /^[A-Z][A-Z_]+$/, 'many headers')
   const health = await call(srv.url, 'GET', '/healthz')
   assert.is(health.status, 200)
 })
@@ -351,7 +259,7 @@ protocol('malformed HTTP answers 400 with our JSON error shape and a request id'
   ]
   for (const [name, text] of cases) {
     const res = await raw(srv.url, [text], { idleMs: 3000 })
-    assertRawError(res, 400, /^[A-Z][A-Z_]+$/, name)
+    assertError(res, 400, /^[A-Z][A-Z_]+$/, name)
     assert.ok(GENERATED_ID.test(header(res.head, 'x-request-id') ?? ''), `${name}: ${res.head}`)
   }
   const health = await call(srv.url, 'GET', '/healthz')
@@ -370,14 +278,14 @@ protocol('CONNECT answers 404 ROUTE_NOT_FOUND with a request id instead of hangi
 // RFC 9112 3.2 and contract §1: an HTTP/1.1 request without Host is a 400, still with our shape and id
 protocol('an HTTP/1.1 request without Host answers 400 BAD_REQUEST with a request id', async ({ srv }) => {
   const res = await raw(srv.url, ['GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'], { idleMs: 1000 })
-  assertRawError(res, 400, 'BAD_REQUEST')
+  assertError(res, 400, 'BAD_REQUEST')
   assert.match(header(res.head, 'x-request-id') ?? '', GENERATED_ID)
 })
 
 // RFC 9110 10.1.1: an expectation other than 100-continue is 417; contract §1: with X-Request-Id
 protocol('Expect other than 100-continue answers 417 EXPECTATION_FAILED with a request id', async ({ srv }) => {
   const res = await raw(srv.url, [request('GET /healthz HTTP/1.1', ['Expect: teapot', 'X-Request-Id: expect-1', 'Connection: close'])], { idleMs: 1000 })
-  assertRawError(res, 417, 'EXPECTATION_FAILED')
+  assertError(res, 417, 'EXPECTATION_FAILED')
   assert.is(header(res.head, 'x-request-id'), 'expect-1')
 })
 
@@ -387,12 +295,12 @@ protocol('Expect other than 100-continue answers 417 EXPECTATION_FAILED with a r
 protocol('an unmet Expect is judged after route, method and rate limit', async ({ srv }) => {
   const expect = (line: string, extra: string[] = []) =>
     raw(srv.url, [request(line, ['Expect: teapot', 'Connection: close', ...extra])], { idleMs: 1000 })
-  assertRawError(await expect('GET /api/v1/nothing HTTP/1.1'), 404, 'ROUTE_NOT_FOUND')
+  assertError(await expect('GET /api/v1/nothing HTTP/1.1'), 404, 'ROUTE_NOT_FOUND')
   const wrongMethod = await expect('DELETE /healthz HTTP/1.1')
-  assertRawError(wrongMethod, 405, 'METHOD_NOT_ALLOWED')
+  assertError(wrongMethod, 405, 'METHOD_NOT_ALLOWED')
   assert.is(header(wrongMethod.head, 'allow'), 'GET, HEAD')
   const limited = await expect('POST /api/v1/users HTTP/1.1', [`X-Forwarded-For: ${randomIp()}`, 'Content-Type: application/json', 'Content-Length: 2'])
-  assertRawError(limited, 417, 'EXPECTATION_FAILED')
+  assertError(limited, 417, 'EXPECTATION_FAILED')
   assert.is(header(limited.head, 'x-ratelimit-limit'), '5')
   assert.is(header(limited.head, 'x-ratelimit-remaining'), '4')
 })
@@ -409,7 +317,7 @@ protocol('a method the HTTP parser does not know still gets 404 or 405 with Allo
   ]
   for (const [line, status, code, allow] of cases) {
     const res = await raw(srv.url, [request(line, ['X-Request-Id: brew-1', 'Origin: https://a.example'])], { idleMs: 1000 })
-    assertRawError(res, status, code, line)
+    assertError(res, status, code, line)
     assert.is(header(res.head, 'allow'), allow, line)
     assert.is(header(res.head, 'x-request-id'), 'brew-1', line)
     assert.is(header(res.head, 'access-control-allow-origin'), '*', line)

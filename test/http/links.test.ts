@@ -2,7 +2,7 @@
 // 50-link cap and the url and code rules, black-box over HTTP.
 import { randomInt } from 'node:crypto'
 import * as assert from 'uvu/assert'
-import { call, newLink, newUser, type Res } from '../helpers/api.js'
+import { assertError, call, newLink, newUser, urlOfBytes, type Res } from '../helpers/api.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 
 const BASE_URL = 'https://sho.rt'
@@ -32,28 +32,12 @@ function assertFreshLink(link: any, url: string): void {
   assert.is(link.disabled, false)
 }
 
-/** Asserts a JSON error body with this status and code. */
-function assertError(res: Res, status: number, code: string): void {
-  assert.is(res.status, status, `status (body: ${res.text})`)
-  assert.is(res.headers.get('content-type'), 'application/json; charset=utf-8')
-  assert.is(res.body?.code, code)
-  assert.type(res.body?.message, 'string')
-}
-
 /** Asserts a 422 INVALID_FORM_BODY whose first field error is this field and code. */
 function assertFieldError(res: Res, field: string, code?: string): void {
   assertError(res, 422, 'INVALID_FORM_BODY')
   assert.ok(Array.isArray(res.body.errors) && res.body.errors.length > 0, `errors listed: ${res.text}`)
   assert.is(res.body.errors[0].field, field, res.text)
   if (code !== undefined) assert.is(res.body.errors[0].code, code, res.text)
-}
-
-/** An http URL of exactly `bytes` UTF-8 bytes, padded with `pad` (1 or 2 bytes each). */
-function urlOfBytes(bytes: number, pad = 'a'): string {
-  const head = 'https://example.com/'
-  const padBytes = Buffer.byteLength(pad)
-  const rest = bytes - head.length
-  return head + pad.repeat(Math.floor(rest / padBytes)) + 'a'.repeat(rest % padBytes)
 }
 
 const create = (srv: TestServer, token: string, body: unknown) => call(srv.url, 'POST', '/api/v1/links', { token, body })

@@ -1,5 +1,5 @@
 // The redirect path's cache misses are read in batches: one statement per event-loop turn, not
-// one per request (issue 3: a flood of codes costs the database little).
+// one per request (a flood of codes costs the database little).
 import * as assert from 'uvu/assert'
 import { LocationLoader } from '../../src/links/location-loader.js'
 import { newLink, newUser } from '../helpers/api.js'

@@ -1,4 +1,4 @@
-// Logins that hold up (issue 9): argon2id hashes and the upgrade of old ones, bursts that get no
+// Logins that hold up: argon2id hashes and the upgrade of old ones, bursts that get no
 // 503, fairness under floods, the failed-login backoff, and the limits on password changes and
 // deletions. Real figures at the default cost come from scripts/login-floods.mjs; these tests use
 // a cheaper cost (ARGON2_MEMORY_KIB) so they stay fast, but one dear enough for a line to form.
@@ -8,9 +8,9 @@ import { call, login, newUser, randomIp, uniqueName, type Res, type User } from 
 import { legacyScryptHash } from '../helpers/passwords.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { Passwords } from '../../src/passwords/passwords.js'
+import { sleep } from '../helpers/wait.js'
 
 const PASSWORD = 'correct horse battery'
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const postLogin = (srv: TestServer, username: string, password: string, ip = randomIp(), signal?: AbortSignal) =>
   call(srv.url, 'POST', '/api/v1/auth/login', { body: { username, password }, ip, signal })
 const timed = async <T>(p: () => Promise<T>): Promise<{ result: T; ms: number }> => {
@@ -40,14 +40,14 @@ function tally(results: Res[]): Record<number, number> {
 // ---------------------------------------------------------------------------------------------
 const storage = serverSuite('password storage and upgrade')
 
-// issue 9 (done when): a fresh registration stores a $argon2id$ hash
+// A fresh registration stores a $argon2id$ hash
 storage('registration stores an argon2id PHC string at the configured cost', async ({ srv }) => {
   const user = await newUser(srv.url, PASSWORD)
   const { memoryKiB, iterations } = srv.service.deps.config.argon2
   assert.match(await storedHash(srv, user.username), new RegExp(`^\\$argon2id\\$v=19\\$m=${memoryKiB},t=${iterations},p=1\\$`))
 })
 
-// issue 9 (done when): a user registered by the previous release logs in and is upgraded
+// A user registered by the previous release logs in and is upgraded
 storage('a user with a scrypt hash of the previous release logs in, and the hash becomes argon2id', async ({ srv }) => {
   const old = legacyScryptHash(PASSWORD, 12)
   const username = await seedUser(srv, old)
@@ -66,7 +66,7 @@ storage('a user with a scrypt hash of the previous release logs in, and the hash
   assert.is(await storedHash(srv, username), upgraded, 'upgraded once')
 })
 
-// issue 9: a login with argon2id parameters weaker than the configured ones rehashes it too
+// A login with argon2id parameters weaker than the configured ones rehashes it too
 storage('argon2id with weaker parameters is rehashed at the configured cost on login', async ({ srv }) => {
   const weak = new Passwords({ memoryKiB: 8, iterations: 1 }, 1)
   const username = await seedUser(srv, await weak.hash(PASSWORD))
@@ -80,7 +80,7 @@ storage('argon2id with weaker parameters is rehashed at the configured cost on l
 // About 20-40 ms a hash: a burst of 60 makes a line of a second or two.
 const burst = serverSuite('bursts of logins', { ARGON2_MEMORY_KIB: '4096', ARGON2_ITERATIONS: '1' })
 
-// issue 9 (done when): 60 simultaneous logins from 60 addresses, half of them unknown usernames,
+// 60 simultaneous logins from 60 addresses, half of them unknown usernames,
 // get only 200 and 401, no 503
 burst('60 logins at once from 60 addresses, half unknown: 30 × 200 and 30 × 401, nothing else', async ({ srv }) => {
   const hash = await srv.service.deps.passwords.hash(PASSWORD)
@@ -92,7 +92,7 @@ burst('60 logins at once from 60 addresses, half unknown: 30 × 200 and 30 × 40
   assert.equal(tally(results), { 200: 30, 401: 30 })
 })
 
-// issue 9: correct logins are never limited beyond the spec's per-address limit: 50 devices of one
+// Correct logins are never limited beyond the spec's per-address limit: 50 devices of one
 // user logging in at once from 50 addresses all get in
 burst('50 devices of one user log in at once from 50 addresses: all 200', async ({ srv }) => {
   const user = await newUser(srv.url, PASSWORD)
@@ -100,7 +100,7 @@ burst('50 devices of one user log in at once from 50 addresses: all 200', async 
   assert.equal(tally(results), { 200: 50 })
 })
 
-// issue 9: a client that hangs up leaves the queue
+// A client that hangs up leaves the queue
 burst('a login whose client hangs up leaves the line at once', async ({ srv }) => {
   const user = await newUser(srv.url, PASSWORD)
   const pool = srv.service.deps.passwords.pool
@@ -165,7 +165,7 @@ function floodRequest(request: Promise<Res>, answers: Res[]): Promise<void> {
   )
 }
 
-// issue 9 (done when): during a flood of wrong-password PATCH /api/v1/users/me from one account,
+// During a flood of wrong-password PATCH /api/v1/users/me from one account,
 // a login from a third address answers 200 within 5 s, every time
 floods('a flood of wrong-password PATCH /users/me from one account: a bystander logs in within 5 s every time', async ({ srv }) => {
   const attacker = await newUser(srv.url, PASSWORD)
@@ -196,7 +196,7 @@ floods('a flood of wrong-password PATCH /users/me from one account: a bystander 
   }
 })
 
-// issue 9 (done when): during a flood of wrong-password logins from 25 addresses, each within its
+// During a flood of wrong-password logins from 25 addresses, each within its
 // limit, a login from a third address answers 200 within 5 s, every time; and the owner of the
 // attacked account, from an address of its own, is not locked out (its first try may wait behind
 // the flood's first request from each address: they all came first, as fresh as the owner)
@@ -238,7 +238,7 @@ floods('wrong-password logins at one account from 25 addresses at 5/s each: a by
 // ---------------------------------------------------------------------------------------------
 const backoff = serverSuite('failed-login backoff')
 
-// issue 9: repeated failed logins for one account slow down (0.5 s from the sixth, doubling),
+// Repeated failed logins for one account slow down (0.5 s from the sixth, doubling),
 // while a correct login is never held back
 backoff('from the sixth failure in a row the answer is held back, doubling; the right password is not', async ({ srv }) => {
   const user = await newUser(srv.url, PASSWORD)
@@ -258,7 +258,7 @@ backoff('from the sixth failure in a row the answer is held back, doubling; the 
   assert.ok(correct.ms < slowest, `the correct login (${correct.ms.toFixed(0)} ms) waited for no failure`)
 })
 
-// issue 9 with spec §5.6: the backoff is the same for an unknown username, so it reveals nothing
+// spec §5.6: the backoff is the same for an unknown username, so it reveals nothing
 backoff('an unknown username backs off the same way', async ({ srv }) => {
   const nobody = uniqueName('nobody')
   for (let i = 0; i < 5; i++) assert.is((await postLogin(srv, nobody, 'wrong password')).status, 401)
@@ -271,7 +271,7 @@ backoff('an unknown username backs off the same way', async ({ srv }) => {
 // ---------------------------------------------------------------------------------------------
 const changes = serverSuite('limits on password changes and deletions')
 
-// issue 9: password change gets a per-account limit, cluster-wide (5, then one a minute)
+// Password change gets a per-account limit, cluster-wide (5, then one a minute)
 changes('five password checks per account, then 429 with Retry-After; a display name alone is not limited', async ({ srv }) => {
   const user = await newUser(srv.url, PASSWORD)
   const patch = (body: unknown) => call(srv.url, 'PATCH', '/api/v1/users/me', { token: user.token, body })
@@ -289,7 +289,7 @@ changes('five password checks per account, then 429 with Retry-After; a display 
   assert.is(renamed.body.display_name, 'Still Free')
 })
 
-// issue 9: ... and a per-address limit (20, then one every 6 s), for deletions too
+// ... and a per-address limit (20, then one every 6 s), for deletions too
 changes('twenty password changes or deletions from one address, then 429', async ({ srv }) => {
   const ip = randomIp()
   const users: User[] = []

@@ -1,4 +1,4 @@
-// GET /api/v1/openapi.json (issue 10): the document kept in the repository, served as is, with
+// GET /api/v1/openapi.json: the document kept in the repository, served as is, with
 // the headers of every API response.
 import { readFileSync } from 'node:fs'
 import * as assert from 'uvu/assert'
@@ -21,7 +21,7 @@ test('serves docs/openapi.json byte for byte, as JSON, without a token', async (
   assert.equal([head.status, head.text, head.headers.get('content-length')], [200, '', res.headers.get('content-length')])
 })
 
-// issue 10, done when: a new client can discover every endpoint from /api/v1/openapi.json alone
+// A new client can discover every endpoint from /api/v1/openapi.json alone
 test('a client that knows only the document finds every endpoint: each documented GET without parameters answers as documented', async ({ srv }) => {
   const doc = (await call(srv.url, 'GET', '/api/v1/openapi.json')).body
   const paths = Object.keys(doc.paths)

@@ -5,6 +5,7 @@ import { randomIp } from '../helpers/api.js'
 import { serverSuite } from '../helpers/server.js'
 import { PostgresLeakyBuckets } from '../../src/ratelimit/leaky.js'
 import { PostgresLimiter } from '../../src/ratelimit/limiter.js'
+import { sleep } from '../helpers/wait.js'
 
 const test = serverSuite('PostgresLimiter')
 
@@ -29,7 +30,7 @@ test('twenty concurrent takes for one key allow exactly five', async ({ srv }) =
   assert.equal(decisions.filter((d) => d.allowed).map((d) => d.remaining).sort(), [0, 1, 2, 3, 4])
 })
 
-// issue 3: a node that knows the bucket is empty refuses locally, without a database round trip
+// A node that knows the bucket is empty refuses locally, without a database round trip
 test('after a denial the node refuses locally until a token can be back', async ({ srv }) => {
   let clock = 1_000_000
   let queries = 0
@@ -51,7 +52,7 @@ test('after a denial the node refuses locally until a token can be back', async 
   }
   assert.is(queries, 6, 'refused locally')
   clock += 250 // more than the 200 ms one token takes at 5 per second
-  await new Promise((r) => setTimeout(r, 250))
+  await sleep(250)
   assert.ok((await limiter.take(key)).allowed)
   assert.is(queries, 7)
   limiter.close()
@@ -63,7 +64,7 @@ test('the bucket refills at five per second and idle rows are swept', async ({ s
   const limiter = new PostgresLimiter(sql)
   const key = randomIp()
   for (let i = 0; i < 5; i++) assert.ok((await limiter.take(key)).allowed)
-  await new Promise((r) => setTimeout(r, 450))
+  await sleep(450)
   const after = await limiter.take(key)
   assert.ok(after.allowed, 'two tokens are back after 450 ms')
   await sql`update rate_buckets set updated_at = now() - interval '1 minute' where key = ${key}`
@@ -73,7 +74,7 @@ test('the bucket refills at five per second and idle rows are swept', async ({ s
   limiter.close()
 })
 
-// issue 9: failed logins, password changes and deletions are counted across the cluster
+// Failed logins, password changes and deletions are counted across the cluster
 // (leaky_bucket_add, one atomic statement)
 test('leaky buckets: twenty concurrent adds under a limit of five add exactly five', async ({ srv }) => {
   const buckets = new PostgresLeakyBuckets(srv.service.db.sql)

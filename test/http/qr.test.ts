@@ -1,8 +1,8 @@
-// GET /api/v1/links/{code}/qr (issue 10): image/svg+xml encoding the link's short_url; size,
+// GET /api/v1/links/{code}/qr: image/svg+xml encoding the link's short_url; size,
 // margin and ecc options; the drawn matrix is the library's (uqr) own.
 import * as assert from 'uvu/assert'
 import { encode } from 'uqr'
-import { call, newLink, newUser, type Res, type User } from '../helpers/api.js'
+import { assertQueryError, call, newLink, newUser, type Res, type User } from '../helpers/api.js'
 import { serverSuite } from '../helpers/server.js'
 
 /** Reads the modules back out of the SVG's path (runs of "Mx yhwv1h-wz"), without the margin. */
@@ -20,12 +20,6 @@ function modules(svg: string): { n: number; margin: number; dark: boolean[][] } 
 }
 
 const qr = (base: string, token: string, code: string, query = '') => call(base, 'GET', `/api/v1/links/${code}/qr${query}`, { token })
-
-function assertQueryError(res: Res, fields: string[]): void {
-  assert.is(res.status, 422, res.text)
-  assert.is(res.body.code, 'INVALID_QUERY')
-  assert.equal(res.body.errors.map((e: { field: string }) => e.field), fields)
-}
 
 const test = serverSuite<{ user: User }>('link QR code', { BASE_URL: 'https://sho.rt' })
 test.before(async (ctx) => {

@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert'
 import { call, newLink, newUser, randomIp, uniqueName, type Res } from '../helpers/api.js'
 import { header, raw } from '../helpers/raw.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
+import { sleep } from '../helpers/wait.js'
 
 /** A registration that fails validation at once (422): cheap, and it still takes a token. */
 const badRegister = (srv: TestServer, ip: string) => call(srv.url, 'POST', '/api/v1/users', { ip, body: {} })
@@ -38,7 +39,6 @@ async function drain(srv: TestServer, ip: string): Promise<void> {
   for (let left = 4; left >= 0; left--) assertAllowed(await badRegister(srv, ip), left, `drain ${4 - left}`)
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 // =============================================================================================
 

@@ -1,7 +1,7 @@
 // Browser-facing routes (spec §4, contract §5).
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, type User } from '../helpers/api.js'
-import { raw } from '../helpers/raw.js'
+import { header, raw } from '../helpers/raw.js'
 import { feedSettled, serverSuite } from '../helpers/server.js'
 
 const test = serverSuite<{ user: User }>('redirects', { APP_URL: 'https://app.example.org/' })
@@ -48,7 +48,6 @@ test('repeated X-Request-Id or User-Agent on a cached code: the same 302, the id
   await feedSettled(srv)
   await call(srv.url, 'GET', `/r/${link.code}`) // now cached
   const get = (extra: string) => raw(srv.url, [`GET /r/${link.code} HTTP/1.1\r\nHost: x\r\n${extra}Connection: close\r\n\r\n`])
-  const header = (head: string, name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]
   const single = await get('X-Request-Id: abc\r\n')
   assert.is(single.status, 302)
   assert.is(header(single.head, 'x-request-id'), 'abc')

@@ -2,17 +2,13 @@
 // link and address; each address has its own allowance; REPORTS_SUSPEND_AFTER suspends a link.
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, randomIp, type User } from '../helpers/api.js'
+import { metricValue } from '../helpers/metrics.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 
 const report = (srv: TestServer, body: unknown, ip = randomIp()) => call(srv.url, 'POST', '/api/v1/reports', { body, ip })
 const stored = async (srv: TestServer, code: string) =>
   (await srv.service.db.sql<{ n: number }[]>`select count(*)::int as n from reports where code = ${code}`)[0]!.n
 
-const metricValue = async (srv: TestServer, line: string): Promise<number> => {
-  const text = await (await fetch(`${srv.service.metricsUrl}/metrics`)).text()
-  const found = text.split('\n').find((l) => l.startsWith(line + ' '))
-  return found === undefined ? NaN : Number(found.split(' ').pop())
-}
 
 const test = serverSuite<{ user: User }>('POST /api/v1/reports', { METRICS_PORT: '0' })
 test.before(async (ctx) => {

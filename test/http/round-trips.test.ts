@@ -6,7 +6,7 @@
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, login, type User } from '../helpers/api.js'
 import { serverSuite, twoNodeSuite, type TestServer } from '../helpers/server.js'
-import { within } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 
 /**
  * Statements the request sends, the fewest of a few tries: a background job (the pool's watchdog
@@ -112,7 +112,7 @@ if (process.env.DATABASE_URL !== undefined) {
     const user = await newUser(a.url)
     assert.is((await call(b.url, 'GET', '/api/v1/links', { token: user.token })).status, 200) // cached on b
     assert.is((await call(a.url, 'POST', '/api/v1/auth/logout', { token: user.token })).status, 204)
-    await within(BOUND_MS, refusedOn(b, user.token))
+    await until(BOUND_MS, refusedOn(b, user.token))
   })
 
   nodes('a password change on one node ends the other sessions on the other within a second', async ({ a, b }) => {
@@ -121,14 +121,14 @@ if (process.env.DATABASE_URL !== undefined) {
     assert.is((await call(b.url, 'GET', '/api/v1/links', { token: other })).status, 200)
     const change = await call(a.url, 'PATCH', '/api/v1/users/me', { token: user.token, body: { password: 'another horse', current_password: user.password } })
     assert.is(change.status, 200, change.text)
-    await within(BOUND_MS, refusedOn(b, other))
+    await until(BOUND_MS, refusedOn(b, other))
   })
 
   nodes('an account deleted on one node has no session left on the other within a second', async ({ a, b }) => {
     const user = await newUser(a.url)
     assert.is((await call(b.url, 'GET', '/api/v1/links', { token: user.token })).status, 200)
     assert.is((await call(a.url, 'DELETE', '/api/v1/users/me', { token: user.token })).status, 204)
-    await within(BOUND_MS, refusedOn(b, user.token))
+    await until(BOUND_MS, refusedOn(b, user.token))
   })
 
   // Whoever deletes the row (an operator's tool, the expiry sweep), every node hears of it.
@@ -136,8 +136,8 @@ if (process.env.DATABASE_URL !== undefined) {
     const user = await newUser(a.url)
     for (const srv of [a, b]) assert.is((await call(srv.url, 'GET', '/api/v1/links', { token: user.token })).status, 200)
     await a.service.db.sql`delete from sessions where user_id = ${user.id}`
-    await within(BOUND_MS, refusedOn(a, user.token))
-    await within(BOUND_MS, refusedOn(b, user.token))
+    await until(BOUND_MS, refusedOn(a, user.token))
+    await until(BOUND_MS, refusedOn(b, user.token))
   })
 
   nodes.run()

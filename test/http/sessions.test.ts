@@ -1,4 +1,4 @@
-// /api/v1/auth/sessions (issue 10): list the caller's live sessions, end one, end all others.
+// /api/v1/auth/sessions: list the caller's live sessions, end one, end all others.
 // Ended sessions get 401 at once, on every node (sessions are read from the database per request).
 import * as assert from 'uvu/assert'
 import { call, login, newUser, type User } from '../helpers/api.js'
@@ -90,7 +90,7 @@ test('DELETE /sessions ends every session but the current one', async ({ srv }) 
 
 test.run()
 
-// issue 10, done when: a session ended from another device gets 401 (on every node)
+// A session ended from another device gets 401 (on every node)
 if (process.env.DATABASE_URL !== undefined) {
   const nodes = twoNodeSuite('sessions on two nodes')
   nodes('a session ended on node A gets 401 on node B at once', async ({ a, b }) => {

@@ -5,6 +5,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser } from '../helpers/api.js'
 import { startServer } from '../helpers/server.js'
+import { sleep } from '../helpers/wait.js'
 
 test('a request in flight when shutdown starts still gets its answer; new connections are refused', async () => {
   const srv = await startServer()
@@ -21,9 +22,9 @@ test('a request in flight when shutdown starts still gets its answer; new connec
     `POST /api/v1/links HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${user.token}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
   )
-  await new Promise((r) => setTimeout(r, 100))
+  await sleep(100)
   const closing = srv.service.close()
-  await new Promise((r) => setTimeout(r, 100))
+  await sleep(100)
   const refused = await fetch(srv.url + '/healthz').then(
     () => false,
     () => true,

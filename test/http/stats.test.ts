@@ -1,10 +1,10 @@
-// GET /api/v1/links/{code}/stats (issue 10): visits per UTC day, humans and bots, referrer hosts
+// GET /api/v1/links/{code}/stats: visits per UTC day, humans and bots, referrer hosts
 // and unique visitors, counted in memory on the redirect path and written by the flush.
 import * as assert from 'uvu/assert'
 import { daySalt, runStatsJob } from '../../src/links/stats-queries.js'
-import { call, newLink, newUser, type Res, type User } from '../helpers/api.js'
+import { assertQueryError, call, newLink, newUser, type Res, type User } from '../helpers/api.js'
 import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
-import { within } from '../helpers/wait.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const DAY_MS = 86_400_000
 const CRAWLER = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
@@ -18,19 +18,12 @@ const stats = (srv: TestServer, token: string, code: string, query = '') =>
   call(srv.url, 'GET', `/api/v1/links/${code}/stats${query}`, { token })
 const dayOf = (res: Res, date: string) => res.body.days.find((d: { date: string }) => d.date === date)
 
-/** Asserts a 422 INVALID_QUERY whose errors name exactly these parameters. */
-function assertQueryError(res: Res, fields: string[]): void {
-  assert.is(res.status, 422, res.text)
-  assert.is(res.body.code, 'INVALID_QUERY')
-  assert.equal(res.body.errors.map((e: { field: string }) => e.field), fields, res.text)
-}
-
 const test = serverSuite<{ user: User }>('link statistics', { BASE_URL: 'https://sho.rt' })
 test.before(async (ctx) => {
   ctx.user = await newUser(ctx.srv.url)
 })
 
-// issue 10, done when: five redirects (three with a Referer, two from a crawler User-Agent) show
+// Five redirects (three with a Referer, two from a crawler User-Agent) show
 // up in /stats within two seconds as total 5, bots 2, the referrer host with 3, on today's date
 test('five redirects show up within two seconds: total 5, bots 2, the referrer host with 3, today', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
@@ -38,7 +31,7 @@ test('five redirects show up within two seconds: total 5, bots 2, the referrer h
   for (const ip of ['192.0.2.1', '192.0.2.1', '192.0.2.2']) assert.is((await visit(srv, link.code, { referer }, ip)).status, 302)
   for (let i = 0; i < 2; i++) assert.is((await visit(srv, link.code, { 'user-agent': CRAWLER })).status, 302)
   let res: Res | undefined
-  await within(2_000, async () => {
+  await until(2_000, async () => {
     res = await stats(srv, user.token, link.code)
     return res.body.total === 5
   })
@@ -54,7 +47,7 @@ test('five redirects show up within two seconds: total 5, bots 2, the referrer h
   ])
 })
 
-// issue 10: one entry per day in the range, zeros included; default: the last 30 days through today
+// One entry per day in the range, zeros included; default: the last 30 days through today
 test('the default range is the last 30 days through today, one entry per day with zeros', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   const res = await stats(srv, user.token, link.code)
@@ -79,7 +72,7 @@ test('from and to choose the range, both included; 400 days is the most', async 
   assert.equal([onlyTo.body.from, onlyTo.body.to], ['2024-01-01', '2024-01-30'])
 })
 
-// issue 10 + contract §2: bad query parameters are a 422 in the error shape (INVALID_QUERY, see docs/api.md)
+// contract §2: bad query parameters are a 422 in the error shape (INVALID_QUERY, see docs/api.md)
 test('bad dates and ranges are 422 INVALID_QUERY naming each parameter', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   assertQueryError(await stats(srv, user.token, link.code, '?from=2024-02-30'), ['from'])
@@ -121,7 +114,7 @@ test('cached and uncached redirects count once each; a HEAD counts nothing', asy
   assert.is(one.body.visits, 2)
 })
 
-// issue 10: a bot is a request whose User-Agent is empty or matches the documented list
+// A bot is a request whose User-Agent is empty or matches the documented list
 test('an empty or missing User-Agent and crawler or preview User-Agents are bots', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   const agents = ['', 'facebookexternalhit/1.1', 'Slackbot-LinkExpanding 1.0', 'curl/8.5.0', 'WhatsApp/2.23.20.0']
@@ -132,7 +125,7 @@ test('an empty or missing User-Agent and crawler or preview User-Agents are bots
   assert.is(dayOf(res, today()).uniques, 0, 'bots are not unique visitors')
 })
 
-// issue 10: uniques are distinct (client address, user agent) pairs of the day, humans only
+// Uniques are distinct (client address, user agent) pairs of the day, humans only
 test('unique visitors: the same address and browser once, another address or browser again', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   await visit(srv, link.code, {}, '192.0.2.10')
@@ -146,7 +139,7 @@ test('unique visitors: the same address and browser once, another address or bro
   assert.equal(dayOf(res, today()), { date: today(), visits: 5, humans: 5, bots: 0, uniques: 3 })
 })
 
-// issue 10: at most 20 referrer hosts per link and day, the rest counted as "other"; none is "direct"
+// At most 20 referrer hosts per link and day, the rest counted as "other"; none is "direct"
 test('referrers: hosts only, at most 20 per day (across flushes), the rest "other", none "direct"', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   for (let i = 0; i < 15; i++) await visit(srv, link.code, { referer: `https://site${i}.example/page?q=${i}` })
@@ -170,7 +163,7 @@ test('referrers: hosts only, at most 20 per day (across flushes), the rest "othe
   assert.is(sum, res.body.total)
 })
 
-// issue 10: after expiry, /r/{code} answers 410 LINK_EXPIRED and counts nothing
+// After expiry, /r/{code} answers 410 LINK_EXPIRED and counts nothing
 test('an expired link counts nothing', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   await srv.service.db.sql`update links set expires_at = now() - interval '1 second' where code = ${link.code}`
@@ -182,7 +175,7 @@ test('an expired link counts nothing', async ({ srv, user }) => {
   assert.is(res.body.total, 0)
 })
 
-// issue 10: no IP address, full referrer URL or cookie is stored; hashes are reduced to a count
+// No IP address, full referrer URL or cookie is stored; hashes are reduced to a count
 // once the day is over, with the day's salt
 test('the daily job reduces a day’s visitor hashes to a count and deletes them with the salt', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
@@ -223,7 +216,7 @@ test('days past the retention are deleted by the daily job; a deleted link takes
   assert.is(Number(left!.n), 0)
 })
 
-// issue 10: Counts appear within one flush interval and survive a failed flush
+// Counts appear within one flush interval and survive a failed flush
 test('a flush that fails keeps its counts for the next one', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   await visit(srv, link.code, { referer: 'https://kept.example/' }, '203.0.113.5')
@@ -254,7 +247,7 @@ off('counts only the link’s total: no day rows', async ({ srv }) => {
 })
 off.run()
 
-// issue 10: several nodes all count exactly once, uniques included
+// Several nodes all count exactly once, uniques included
 if (process.env.DATABASE_URL !== undefined) {
   const nodes = twoNodeSuite('statistics on two nodes')
   nodes('visits on two nodes sum exactly; one visitor on both is one unique; the 20-host cap holds', async ({ a, b }) => {
@@ -289,7 +282,7 @@ if (process.env.DATABASE_URL !== undefined) {
     await insertedP
     try {
       const asked = daySalt(b.service.db.sql, '2099-01-01') // waits for A's transaction
-      await new Promise((r) => setTimeout(r, 200))
+      await sleep(200)
       commit()
       await making
       assert.equal(await asked, salt)

@@ -6,8 +6,9 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, uniqueName, type User } from '../helpers/api.js'
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js'
+import { metricValue } from '../helpers/metrics.js'
 import { startServer, type TestServer } from '../helpers/server.js'
-import { within } from '../helpers/wait.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const REFRESH_S = 5
 // One refresh period, and a margin for a busy machine.
@@ -16,11 +17,7 @@ const ONE_REFRESH_MS = REFRESH_S * 1000 + 4_000
 const hostsFile = (...hosts: string[]) =>
   ['# a hosts file, as the big lists publish them', '127.0.0.1 localhost', '::1 localhost ip6-localhost', '', ...hosts.map((h) => `0.0.0.0 ${h} # listed`), 'this line is no entry at all'].join('\n')
 
-const metricValue = async (srv: TestServer, name: string, labels: string): Promise<number> => {
-  const text = await (await fetch(`${srv.service.metricsUrl}/metrics`)).text()
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`))
-  return line === undefined ? 0 : Number(line.split(' ').pop())
-}
+const feedMetric = async (srv: TestServer, name: string, labels: string): Promise<number> => metricValue(srv, `${name}{${labels}}`)
 
 const test = suite<{ feed: FeedServer; srv: TestServer; user: User; listed: string; later: string }>('threat feed over HTTP')
 
@@ -52,35 +49,35 @@ test('a link already made to a newly listed host answers 410 within one refresh;
   assert.is((await call(srv.url, 'GET', `/r/${link.code}`)).status, 302) // served from the cache now
   const before = feed.answered.length
   feed.set(hostsFile(listed, later))
-  await within(ONE_REFRESH_MS, async () => (await call(srv.url, 'GET', `/r/${link.code}`)).status === 410)
+  await until(ONE_REFRESH_MS, async () => (await call(srv.url, 'GET', `/r/${link.code}`)).status === 410)
   const gone = await call(srv.url, 'GET', `/r/${link.code}`)
   assert.equal([gone.status, gone.body.code], [410, 'LINK_DISABLED'])
   assert.is((await call(srv.url, 'GET', `/api/v1/links/${link.code}`, { token: user.token })).body.disabled, true)
   assert.ok(feed.answered.slice(before).includes(200))
   // Unchanged since: the next refresh is a 304, and nothing is reloaded.
   const seen = feed.answered.length
-  await within(ONE_REFRESH_MS, async () => feed.answered.length > seen)
+  await until(ONE_REFRESH_MS, async () => feed.answered.length > seen)
   assert.is(feed.answered[seen], 304)
-  assert.ok((await metricValue(srv, 'link_service_blocklist_refreshes_total', `source="${feed.url}",outcome="unchanged"`)) >= 1)
-  assert.is(await metricValue(srv, 'link_service_blocklist_entries', `source="${feed.url}"`), 2)
-  assert.is(await metricValue(srv, 'link_service_blocklist_invalid_lines', `source="${feed.url}"`), 1)
+  assert.ok((await feedMetric(srv, 'link_service_blocklist_refreshes_total', `source="${feed.url}",outcome="unchanged"`)) >= 1)
+  assert.is(await feedMetric(srv, 'link_service_blocklist_entries', `source="${feed.url}"`), 2)
+  assert.is(await feedMetric(srv, 'link_service_blocklist_invalid_lines', `source="${feed.url}"`), 1)
 })
 
 test('a failed refresh keeps the last good list, and is logged and counted', async ({ feed, srv, user, listed }) => {
   feed.fail(500)
   const seen = feed.answered.length
-  await within(ONE_REFRESH_MS, async () => feed.answered.length > seen)
-  await within(2_000, async () => (await metricValue(srv, 'link_service_blocklist_refreshes_total', `source="${feed.url}",outcome="failed"`)) >= 1)
+  await until(ONE_REFRESH_MS, async () => feed.answered.length > seen)
+  await until(2_000, async () => (await feedMetric(srv, 'link_service_blocklist_refreshes_total', `source="${feed.url}",outcome="failed"`)) >= 1)
   assert.ok(srv.logs.some((l) => l.includes('blocklist refresh failed') && l.includes('answered 500')))
   const res = await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://${listed}/` } })
   assert.is(res.status, 422)
   // A page that is no feed at all (an error page served with 200) keeps it too.
   feed.set('<html><body>Service temporarily unavailable</body></html>')
   const again = feed.answered.length
-  await within(ONE_REFRESH_MS, async () => feed.answered.length > again)
-  await within(2_000, async () => srv.logs.some((l) => l.includes('no valid entry')))
+  await until(ONE_REFRESH_MS, async () => feed.answered.length > again)
+  await until(2_000, async () => srv.logs.some((l) => l.includes('no valid entry')))
   assert.is((await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://${listed}/` } })).status, 422)
-  assert.is(await metricValue(srv, 'link_service_blocklist_failures', `source="${feed.url}"`), 2)
+  assert.is(await feedMetric(srv, 'link_service_blocklist_failures', `source="${feed.url}"`), 2)
 })
 
 test.run()
@@ -106,13 +103,13 @@ if (process.env.DATABASE_URL === undefined) {
     for (const srv of [a, b, a, b]) assert.is((await call(srv.url, 'GET', `/r/${link.code}`)).status, 302) // cached on both
     const before = feed.answered.length
     feed.set(hostsFile(host))
-    const tookMs = await within(ONE_REFRESH_MS, async () => {
+    const tookMs = await until(ONE_REFRESH_MS, async () => {
       const [x, y] = await Promise.all([a, b].map((srv) => call(srv.url, 'GET', `/r/${link.code}`)))
       return x!.status === 410 && y!.status === 410
     })
     assert.ok(tookMs <= REFRESH_S * 1000 + 2_000, `took ${tookMs} ms`)
     // Give the other node its turn: it finds the source fresh, or asks conditionally.
-    await new Promise((r) => setTimeout(r, REFRESH_S * 1000))
+    await sleep(REFRESH_S * 1000)
     assert.is(feed.answered.slice(before).filter((s) => s === 200).length, 1, `answers: ${feed.answered.slice(before).join(',')}`)
     const created = await call(b.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://sub.${host}/` } })
     assert.equal([created.status, created.body.code], [422, 'URL_BLOCKED'])

@@ -1,7 +1,7 @@
 // Accounts: POST /api/v1/users and GET/PATCH/DELETE /api/v1/users/me (spec §2, §8; contract §1-§3).
 import { randomBytes } from 'node:crypto'
 import * as assert from 'uvu/assert'
-import { call, login, newLink, newUser, randomIp, uniqueName, type Res } from '../helpers/api.js'
+import { assertFieldErrors, call, login, newLink, newUser, randomIp, uniqueName, type Res } from '../helpers/api.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 
 const RFC3339_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -15,21 +15,6 @@ function register(srv: TestServer, body: unknown): Promise<Res> {
 /** A valid registration body with a fresh username; `over` replaces or adds fields. */
 function regBody(over: Record<string, unknown> = {}): Record<string, unknown> {
   return { username: uniqueName(), password: PASSWORD, display_name: 'Test User', ...over }
-}
-
-/** Asserts a 422 INVALID_FORM_BODY whose `errors` are exactly these [field, code] pairs (any order). */
-function assertFieldErrors(res: Res, expected: Array<[string, string]>, label = ''): void {
-  assert.is(res.status, 422, `${label}: status (${res.text})`)
-  assert.is(res.body?.code, 'INVALID_FORM_BODY', `${label}: code`)
-  assert.type(res.body.message, 'string', `${label}: message`)
-  assert.ok(Array.isArray(res.body.errors), `${label}: errors is an array`)
-  const got = (res.body.errors as Array<{ field: string; code: string }>).map((e) => `${e.field}:${e.code}`).sort()
-  assert.equal(got, expected.map(([f, c]) => `${f}:${c}`).sort(), `${label}: errors`)
-  for (const e of res.body.errors as Array<Record<string, unknown>>) {
-    assert.equal(Object.keys(e).sort(), ['code', 'field', 'message'], `${label}: field error shape`)
-    assert.type(e.message, 'string')
-    assert.ok((e.message as string).length > 0, `${label}: field error message is not empty`)
-  }
 }
 
 function assertUser(body: any, expected: { username: string; display_name: string }): void {

@@ -1,9 +1,10 @@
-// WORKERS > 1 (issue 3): `node server.js` forks that many workers sharing the port, restarts a
+// WORKERS > 1: `node server.js` forks that many workers sharing the port, restarts a
 // worker that dies, and stops them all cleanly on SIGTERM. Needs DATABASE_URL.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { sleep, until } from '../helpers/wait.js'
 
 const SERVER = new URL('../../src/server.js', import.meta.url).pathname
 
@@ -22,13 +23,7 @@ interface Line {
   [k: string]: unknown
 }
 
-async function waitFor(lines: Line[], check: (lines: Line[]) => boolean, ms = 15_000): Promise<void> {
-  const start = Date.now()
-  while (!check(lines)) {
-    if (Date.now() - start > ms) throw new Error(`timed out; log so far:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+const logSoFar = (lines: Line[]): string => `log so far:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`
 
 if (process.env.DATABASE_URL === undefined) {
   process.stdout.write('workers.test: not run: WORKERS > 1 needs DATABASE_URL (npm test runs it in .ci/run)\n')
@@ -50,7 +45,7 @@ if (process.env.DATABASE_URL === undefined) {
       buffered = parts.pop()!
       for (const p of parts) if (p.trim() !== '') ctx.lines.push(JSON.parse(p) as Line)
     })
-    await waitFor(ctx.lines, (ls) => ls.filter((l) => l.msg === 'listening').length === 2)
+    await until(15_000, () => ctx.lines.filter((l) => l.msg === 'listening').length === 2, { every: 50, why: () => logSoFar(ctx.lines) })
   })
   test.after((ctx) => {
     if (ctx.child.exitCode === null) ctx.child.kill('SIGKILL')
@@ -64,7 +59,7 @@ if (process.env.DATABASE_URL === undefined) {
       assert.is(res.status, 200)
       await res.text()
     }
-    await waitFor(lines, (ls) => new Set(ls.filter((l) => l.msg === 'request').map((l) => l.pid)).size === 2)
+    await until(15_000, () => new Set(lines.filter((l) => l.msg === 'request').map((l) => l.pid)).size === 2, { every: 50, why: () => logSoFar(lines) })
   })
 
   // Issue 12 §4: with WORKERS > 1 the primary serves the metrics, summed over the workers.
@@ -83,8 +78,8 @@ if (process.env.DATABASE_URL === undefined) {
   test('a worker that dies is restarted', async ({ lines }) => {
     const before = lines.filter((l) => l.msg === 'listening').map((l) => l.pid)
     process.kill(before[0]!, 'SIGKILL')
-    await waitFor(lines, (ls) => ls.some((l) => l.msg === 'worker died; restarting it'))
-    await waitFor(lines, (ls) => ls.filter((l) => l.msg === 'listening').length === 3)
+    await until(15_000, () => lines.some((l) => l.msg === 'worker died; restarting it'), { every: 50, why: () => logSoFar(lines) })
+    await until(15_000, () => lines.filter((l) => l.msg === 'listening').length === 3, { every: 50, why: () => logSoFar(lines) })
     const fresh = lines.filter((l) => l.msg === 'listening').at(-1)!.pid
     assert.not.ok(before.includes(fresh))
   })
@@ -95,7 +90,7 @@ if (process.env.DATABASE_URL === undefined) {
     const listening = () => lines.filter((l) => l.msg === 'listening').length
     const before = listening()
     process.kill(lines.filter((l) => l.msg === 'listening').at(-1)!.pid, 'SIGKILL')
-    await waitFor(lines, (ls) => ls.filter((l) => l.msg === 'worker died; restarting it').length === 2)
+    await until(15_000, () => lines.filter((l) => l.msg === 'worker died; restarting it').length === 2, { every: 50, why: () => logSoFar(lines) })
     child.kill('SIGTERM')
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 8 s'), 8_000))])
     assert.is(code, 0)

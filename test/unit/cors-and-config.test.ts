@@ -134,7 +134,7 @@ config('SESSION_TTL_SECONDS must be a positive integer', () => {
   for (const v of ['0', '-5', 'day', '1.5']) throwsConfig(() => loadConfig({ SESSION_TTL_SECONDS: v }), /SESSION_TTL_SECONDS/)
 })
 
-// issue 9: the argon2id cost (memory in KiB, iterations) and the KDF threads are configurable and validated
+// The argon2id cost (memory in KiB, iterations) and the KDF threads are configurable and validated
 config('ARGON2_MEMORY_KIB, ARGON2_ITERATIONS and KDF_THREADS: defaults, ranges, typed', () => {
   const d = loadConfig({})
   assert.equal(d.argon2, { memoryKiB: 19_456, iterations: 2 }, "OWASP's first argon2id setting")
@@ -148,7 +148,7 @@ config('ARGON2_MEMORY_KIB, ARGON2_ITERATIONS and KDF_THREADS: defaults, ranges, 
   for (const v of ['0', '65', 'all']) throwsConfig(() => loadConfig({ KDF_THREADS: v }), /KDF_THREADS/)
 })
 
-// issue 9: the pool is sized to the machine, shared by the processes of one node
+// The pool is sized to the machine, shared by the processes of one node
 config('KDF_THREADS defaults to the cores divided among WORKERS, at least 1', () => {
   const cores = availableParallelism()
   const url = { DATABASE_URL: 'postgres://u@db/x' }
@@ -184,14 +184,14 @@ config('APP_URL naming our own root is refused in any spelling, and with the def
   assert.is(loadConfig({ BASE_URL: 'https://sho.rt', APP_URL: 'https://sho.rt/app' }).appUrl, 'https://sho.rt/app')
 })
 
-// issue 11: with APP_URL unset, GET / brings a browser to the app this service serves
+// With APP_URL unset, GET / brings a browser to the app this service serves
 config('APP_URL defaults to {BASE_URL}/app, on any port', () => {
   assert.is(appUrlFor(loadConfig({ PORT: '3000' }), 'http://localhost:3000'), 'http://localhost:3000/app')
   assert.is(appUrlFor(loadConfig({ BASE_URL: 'https://sho.rt/' }), 'https://sho.rt'), 'https://sho.rt/app')
   assert.is(appUrlFor(loadConfig({ APP_URL: 'https://app.example/' }), 'https://sho.rt'), 'https://app.example')
 })
 
-// issue 11: the app is served unless turned off, and then / must be told where the app is
+// The app is served unless turned off, and then / must be told where the app is
 config('SERVE_APP is on or off, and off needs APP_URL', () => {
   assert.is(loadConfig({ SERVE_APP: 'off', APP_URL: 'https://app.example' }).serveApp, false)
   assert.is(loadConfig({ SERVE_APP: 'on', APP_URL: 'https://app.example' }).serveApp, true)

@@ -2,7 +2,7 @@
 // is a 500. isConnectionError draws that line for the errors the driver hands us.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { isConnectionError } from '../../src/db/index.js'
+import { isConnectionError } from '../../src/db/errors.js'
 
 const test = suite('isConnectionError')
 

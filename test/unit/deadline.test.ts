@@ -1,11 +1,11 @@
 // Issue 8: a time limit on every request's database work (DB_TIMEOUT_MS); past it, 503
 // SERVICE_UNAVAILABLE with Retry-After. Time spent outside the database (the password KDF) does
 // not count against it.
-import { setTimeout as sleep } from 'node:timers/promises'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { HttpError } from '../../src/http/errors.js'
 import { Deadline } from '../../src/time-limit.js'
+import { sleep } from '../helpers/wait.js'
 
 const never = new Promise<never>(() => {})
 

@@ -1,5 +1,5 @@
 // Hosts of link targets (src/links/hosts.ts): the one form in which links and the block list are
-// matched (issue 12), so that letter case, a trailing dot or an IDN spelling cannot slip past.
+// matched, so that letter case, a trailing dot or an IDN spelling cannot slip past.
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { hostOf, normalizeHost } from '../../src/links/hosts.js'

@@ -38,7 +38,7 @@ test('the documented bound: 512 waiting, 25 s of wait', () => {
   assert.is(MAX_WAIT_MS, 25_000)
 })
 
-// issue 9: no KDF on the main thread; the result is the same derivation
+// No KDF on the main thread; the result is the same derivation
 test('derives on a worker thread the same key as derive() here, and learns what a cost takes', async () => {
   const pool = new KdfPool(2)
   const job = quick('correct horse')
@@ -59,7 +59,7 @@ test('at most `threads` run at once; the rest wait their turn', async () => {
   await pool.close()
 })
 
-// issue 9: past the bound, the one shed is the newest of whoever queued most, not a newcomer
+// Past the bound, the one shed is the newest of whoever queued most, not a newcomer
 test('past maxWaiting the item served last is refused with 503, and a newcomer keeps its place', async () => {
   const pool = new KdfPool(1, 3)
   const running = pool.run(slow(), from('A'))
@@ -96,7 +96,7 @@ test('a request still waiting after maxWaitMs is refused, and the line moves on'
   await pool.close()
 })
 
-// issue 9: a client that hangs up leaves the queue
+// A client that hangs up leaves the queue
 test('a request whose client leaves is out of the line at once; a started one unsubscribes', async () => {
   const pool = new KdfPool(1)
   let unsubscribed = 0

@@ -1,4 +1,4 @@
-// The OpenAPI document (issue 10) describes every route the router serves, and nothing else; its
+// The OpenAPI document describes every route the router serves, and nothing else; its
 // references resolve and every operation documents X-Request-Id. (That every response matches it
 // is checked in test/helpers/api.ts, on every call of every HTTP test.)
 import { test } from 'uvu'
@@ -22,7 +22,7 @@ function documentRoutes(): string[] {
     .sort()
 }
 
-// issue 10: a test fails when the router has a route that the document lacks or the other way round
+// A test fails when the router has a route that the document lacks or the other way round
 test('the router and docs/openapi.json list the same routes', () => {
   assert.equal(documentRoutes(), routerRoutes())
 })

@@ -1,4 +1,4 @@
-// The pure parts of issue 10: the bot list, referrer hosts, the 20-host cap, dates and ranges of
+// The pure parts of the owner statistics: the bot list, referrer hosts, the 20-host cap, dates and ranges of
 // /stats, query parameters, RFC 3339 expiry, the QR drawing, the router's "/:param/rest" routes,
 // the redirect cache's expiry and the new configuration variables.
 import { suite } from 'uvu'
@@ -34,7 +34,7 @@ function queryErrors(fn: () => unknown): Array<[string, string]> {
 // ---------------------------------------------------------------------------------------------
 const visits = suite('visit facts: bots and referrers')
 
-// issue 10: a bot is a request whose User-Agent is empty or matches a documented list of crawler
+// A bot is a request whose User-Agent is empty or matches a documented list of crawler
 // and preview-fetcher patterns
 visits('empty, missing or blank User-Agents and listed crawlers, previews and libraries are bots', () => {
   for (const ua of [undefined, '', '   ', 'Googlebot/2.1', 'Mozilla/5.0 (compatible; bingbot/2.0)', 'facebookexternalhit/1.1', 'Twitterbot/1.0',
@@ -53,7 +53,7 @@ visits('browsers, in-app browsers included, are humans', () => {
   }
 })
 
-// issue 10: per referrer host (from Referer; none is "direct"); no full referrer URL is stored
+// Per referrer host (from Referer; none is "direct"); no full referrer URL is stored
 visits('the Referer is reduced to its lowercase host; none is "direct"; unreadable is "other"', () => {
   const cases: Array<[string | undefined, string]> = [
     [undefined, 'direct'],
@@ -72,7 +72,7 @@ visits('the Referer is reduced to its lowercase host; none is "direct"; unreadab
   for (const [referer, host] of cases) assert.is(referrerHost(referer), host, String(referer))
 })
 
-// issue 10: at most 20 hosts per link and day, the rest counted as "other"
+// At most 20 hosts per link and day, the rest counted as "other"
 visits('the cap keeps stored hosts, gives free places to the busiest new hosts, folds the rest into "other"', () => {
   const known = Array.from({ length: 18 }, (_, i) => ({ code: 'AAAAAAAA', day: '2026-01-01', host: `k${i}.example` }))
   known.push({ code: 'AAAAAAAA', day: '2026-01-01', host: 'direct' })

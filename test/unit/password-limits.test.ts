@@ -1,4 +1,4 @@
-// Limits on password checks beyond the spec's per-address bucket (issue 9), and the leaky buckets
+// Limits on password checks beyond the spec's per-address bucket, and the leaky buckets
 // they are kept in (src/ratelimit/leaky.ts, src/ratelimit/password-limits.ts), with a fake clock.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -54,13 +54,13 @@ leaky('in memory: at the cap, empty buckets go first, then the least recently to
 // ---------------------------------------------------------------------------------------------
 const limits = suite('password limits')
 
-// issue 9: repeated failed logins for one account slow down (documented backoff)
+// Repeated failed logins for one account slow down (documented backoff)
 limits('failed logins: five free, then 0.5 s doubling to at most 15 s', () => {
   assert.equal([0, 1, 5, 5.1, 6, 6.9, 7, 8, 9, 10, 11, 30].map(failureDelayMs), [0, 0, 0, 500, 500, 1000, 1000, 2000, 4000, 8000, 15_000, 15_000])
   assert.is(MAX_FAILURE_DELAY_MS, 15_000)
 })
 
-// issue 9: ... cluster-wide, per account, without letting an attacker lock the owner out for long
+// ... cluster-wide, per account, without letting an attacker lock the owner out for long
 limits('noteFailedLogin counts per username, and the count drains by one a minute', async () => {
   let now = 0
   const buckets = new MemoryLeakyBuckets(() => now)
@@ -84,7 +84,7 @@ function assertLimited(err: unknown, retryAfter: number): void {
   assert.is(e.headers['retry-after'], String(retryAfter))
 }
 
-// issue 9: password change and account deletion get a per-account and a per-address limit
+// Password change and account deletion get a per-account and a per-address limit
 limits('changes: five per account then one a minute; twenty per address then one every six seconds', async () => {
   let now = 0
   const buckets = new MemoryLeakyBuckets(() => now)

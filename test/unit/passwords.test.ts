@@ -17,7 +17,7 @@ test.before(async (ctx) => {
 })
 test.after(({ passwords }) => passwords.close())
 
-// contract §3: a memory-hard KDF with a per-user salt; issue 9: argon2id as a PHC string
+// contract §3: a memory-hard KDF with a per-user salt; argon2id as a PHC string
 test('a hash is an argon2id PHC string at the configured cost, and verifies its own password only', async ({ passwords }) => {
   const stored = await passwords.hash('correct horse')
   assert.match(stored, /^\$argon2id\$v=19\$m=64,t=1,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/)
@@ -44,7 +44,7 @@ test('NFC and NFD spellings match; non-ASCII and U+0000 round-trip and count', a
   assert.not.ok((await passwords.verify('abcdefgh', await passwords.hash('abc\u0000defgh'))).ok)
 })
 
-// contract §3: an unknown username spends the same work; issue 2: a damaged row verifies nothing
+// contract §3: an unknown username spends the same work; a damaged row verifies nothing
 test('an unknown user (undefined) and a damaged hash verify nothing, without throwing', async ({ passwords }) => {
   assert.equal(await passwords.verify('anything', undefined), { ok: false, rehash: false })
   for (const damaged of ['', 'not a hash', 'scrypt$1$1$1$x$y', '$argon2id$v=19$m=64,t=1,p=1$c2FsdA$a2V5']) {
@@ -52,14 +52,14 @@ test('an unknown user (undefined) and a damaged hash verify nothing, without thr
   }
 })
 
-// issue 9: existing scrypt hashes keep working, and a successful login replaces them
+// Existing scrypt hashes keep working, and a successful login replaces them
 test('a scrypt hash of the previous release verifies, and asks to be rehashed', async ({ passwords }) => {
   const old = legacyScryptHash('pass\u00e9word')
   assert.equal(await passwords.verify('passe\u0301word', old), { ok: true, rehash: true })
   assert.equal(await passwords.verify('wrong password', old), { ok: false, rehash: false })
 })
 
-// issue 9: so does argon2id with parameters weaker than the configured ones
+// So does argon2id with parameters weaker than the configured ones
 test('argon2id at another cost verifies, and asks to be rehashed', async ({ passwords }) => {
   const weaker = new Passwords({ memoryKiB: 8, iterations: 1 }, 1)
   const stored = await weaker.hash('correct horse')
@@ -68,7 +68,7 @@ test('argon2id at another cost verifies, and asks to be rehashed', async ({ pass
   assert.equal(await passwords.verify('wrong', stored), { ok: false, rehash: false })
 })
 
-// issue 9: a wrong password against an old-format hash takes the same time as against a current one
+// A wrong password against an old-format hash takes the same time as against a current one
 test('a wrong password against a cheaper hash is answered no sooner than one against a current hash', async () => {
   const passwords = new Passwords({ memoryKiB: 8_192, iterations: 2 }, 1)
   await passwords.start()
@@ -97,7 +97,7 @@ test('verify() before start() is a programming error', async () => {
   await passwords.close()
 })
 
-// issue 9 (done when): no KDF runs on the main thread: the event-loop delay stays small while 20
+// No KDF runs on the main thread: the event-loop delay stays small while 20
 // hashes at the default cost run. One on the event loop would stall it for a whole hash.
 test('the event loop keeps turning while 20 hashes at the default cost run', async () => {
   const passwords = new Passwords({ memoryKiB: 19_456, iterations: 2 }, 2)

@@ -9,7 +9,7 @@ import { encodeArgon2id, isCurrent, parseStored } from '../../src/passwords/phc.
 
 const test = suite('PHC strings and derivations')
 
-// issue 9: argon2id stored as "$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>", base64 without padding
+// Argon2id stored as "$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>", base64 without padding
 test('encodeArgon2id writes the PHC string format, and parseStored reads it back', () => {
   const salt = Buffer.from('somesalt-16bytes')
   const key = randomBytes(32)
@@ -32,7 +32,7 @@ test('the argon2 reference test vector verifies: m=65536, t=2, p=1, "password", 
   assert.is(Buffer.from(key).toString('hex'), '09316115d5cf24ed5a15a31a3ba326e5cf32edc24702987c02b6566f61913cf7')
 })
 
-// issue 9: hashes written by the previous release (scrypt$<log2 N>$8$1$<salt>$<key>) still verify
+// Hashes written by the previous release (scrypt$<log2 N>$8$1$<salt>$<key>) still verify
 test('the scrypt format of the previous release parses and derives the same key', () => {
   const salt = randomBytes(16)
   const key = scryptSync('correct horse', salt, 32, { N: 2 ** 10, r: 8, p: 1 })
@@ -43,7 +43,7 @@ test('the scrypt format of the previous release parses and derives the same key'
   assert.ok(Buffer.from(derive({ alg: 'scrypt', password: 'correct horse', salt: parsed.salt, log2N: 10, dkLen: 32 })).equals(key))
 })
 
-// issue 2: a damaged row verifies nothing; issue 9: nor may it make us allocate gigabytes
+// A damaged row verifies nothing; nor may it make us allocate gigabytes
 test('damaged, foreign or outlandish hashes do not parse', () => {
   const salt = Buffer.alloc(16, 1).toString('base64').replace(/=+$/, '')
   const key = Buffer.alloc(32, 2).toString('base64').replace(/=+$/, '')
@@ -72,7 +72,7 @@ test('damaged, foreign or outlandish hashes do not parse', () => {
   }
 })
 
-// issue 9: weaker (or otherwise different) parameters are rehashed at the next login
+// Weaker (or otherwise different) parameters are rehashed at the next login
 test('isCurrent: argon2id at exactly the configured cost', () => {
   const params = { memoryKiB: 19_456, iterations: 2 }
   const salt = randomBytes(16)

@@ -122,7 +122,7 @@ test('adding the same method twice keeps the last value and one Allow entry', ()
   assert.equal(r.find('GET', '/x'), { found: false, allow: 'POST' })
 })
 
-// issue 11: the web app's client routes (/app/links/aZ3kP9qR/edit) all reach its one handler
+// The web app's client routes (/app/links/aZ3kP9qR/edit) all reach its one handler
 test('a rest route yields the whole non-empty rest of the path, after static and parameter routes', () => {
   const r = new Router<string>().add('GET', '/app/', 'index').add('GET', '/app/*path', 'files').add('GET', '/app/:one', 'one')
   assert.equal(r.find('GET', '/app/links/aZ3kP9qR/edit'), { found: true, value: 'files', param: 'links/aZ3kP9qR/edit', path: '/app/*path' })

@@ -104,7 +104,7 @@ registration('display_name: 2..32 code points, no control characters, not only w
   for (const bad of ['\u200b\u200b', '\u200d\u200c', '\ufeff\u200b', '\u00ad\u00ad', ' \u2060 ']) {
     assert.equal(errorsOf(() => reg({ display_name: bad })), ['display_name:INVALID'], JSON.stringify(bad))
   }
-  // issue 9: nor any invisible or bidirectional control character (U+00AD, U+200B–U+200F,
+  // Nor any invisible or bidirectional control character (U+00AD, U+200B–U+200F,
   // U+202A–U+202E, U+2060–U+2064, U+2066–U+2069, U+FEFF), e.g. U+202E reversing what follows
   for (const bad of ['a\u200b', 'x\u00ady', 'Bob\u202Egnp.exe', 'ab\u200ecd', 'ab\u200fcd', 'ab\u202acd', 'ab\u2064cd', 'ab\u2066cd', 'ab\u2069cd', 'ab\ufeffcd', 'ab\u061ccd', 'a\u200db']) {
     assert.equal(errorsOf(() => reg({ display_name: bad })), ['display_name:INVALID'], JSON.stringify(bad))

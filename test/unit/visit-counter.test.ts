@@ -3,8 +3,9 @@
 // day's salt, and the bounds that keep memory in check when flushes cannot write.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { Sql } from '../../src/db/index.js'
-import { VisitCounter, type Visitor } from '../../src/links/visits.js'
+import type { Sql } from '../../src/db/types.js'
+import type { Visitor } from '../../src/links/visit-tally.js'
+import { VisitCounter } from '../../src/links/visits.js'
 import { createLogger } from '../../src/log.js'
 import { parseTrustProxy } from '../../src/config.js'
 

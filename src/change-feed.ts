@@ -1,16 +1,12 @@
-// Cross-node cache invalidation: LISTEN on a dedicated connection for changed links (a code, or
-// FLUSH_ALL when an operator's change touches links by host) and ended sessions. While that
-// connection is down the redirect cache stores nothing new and keeps what it has for at most
-// CACHE_STALE_MS (hot codes redirect through a database outage), and the session
-// cache is off at once (a revocation must not wait); when the feed is back, both start again from
-// empty, so a notification lost meanwhile leaves nothing stale behind.
+// Cross-node cache invalidation: LISTEN for changed links and ended sessions, and what the caches
+// do while that connection is down (docs/decisions.md, "Surviving the database going away").
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import type { SessionCache } from '../auth/session-cache.js'
-import { SESSION_CHANNEL } from '../auth/sessions.js'
-import type { Logger } from '../log.js'
-import { FLUSH_ALL, LINK_CHANNEL } from './queries.js'
-import type { RedirectCache } from './redirect-cache.js'
+import type { SessionCache } from './auth/session-cache.js'
+import { FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL } from './db/channels.js'
+import type { RedirectCache } from './links/redirect-cache.js'
+import type { Logger } from './log.js'
+import { succeedsWithin } from './time-limit.js'
 
 const HEARTBEAT_MS = 2_000
 const MAX_BACKOFF_MS = 5_000
@@ -82,19 +78,7 @@ export class LinkChangeFeed {
    */
   async #check(): Promise<void> {
     if (!this.#listening) return
-    let timer: NodeJS.Timeout | undefined
-    const silence = new Promise<'silent'>((resolve) => {
-      timer = setTimeout(() => resolve('silent'), HEARTBEAT_MS).unref()
-    })
-    try {
-      if ((await Promise.race([this.#sql`select 1`.then(() => 'answered' as const), silence])) === 'silent') {
-        this.#lost('heartbeat unanswered')
-      }
-    } catch {
-      this.#lost('heartbeat failed')
-    } finally {
-      clearTimeout(timer)
-    }
+    if (!(await succeedsWithin(this.#sql`select 1`, HEARTBEAT_MS))) this.#lost('heartbeat failed or unanswered')
   }
 
   #lost(why: string): void {

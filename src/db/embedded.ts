@@ -1,74 +1,16 @@
-// The one `postgres` client: a real PostgreSQL at DATABASE_URL, or an embedded PGlite served on a
-// private Unix socket so that the same driver and the same SQL run on both (design card).
+// The embedded PGlite engine, served on a private Unix socket so that the same driver and the
+// same SQL run on it as on PostgreSQL; its data directory locked against a second process
+// (docs/decisions.md, the embedded database).
 import { chmod, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import postgres from 'postgres'
-import { openPool } from './pool.js'
+import { DataDirInUse } from './errors.js'
+import type { Database } from './types.js'
 
-export type Sql = postgres.Sql<Record<string, never>>
-export type Tx = postgres.TransactionSql<Record<string, never>>
-
-export interface Database {
-  sql: Sql
-  /** true for the embedded PGlite default: one process, one connection */
-  embedded: boolean
-  /** the PostgreSQL URL, when there is a real server (for LISTEN and other nodes) */
-  url: string | undefined
-  /** connections the pool may open */
-  poolMax: number
-  /** statements sent since start (each is a round trip, or rides one: a metric, and tests count them) */
-  statements(): number
-  close(timeoutSeconds?: number): Promise<void>
-}
-
-const POOL_MAX = 10
-
-const common = {
-  onnotice: () => {},
-  // The name an operator sees in pg_stat_activity.
-  connection: { application_name: 'link-service' },
-} as const
-
-/**
- * `timeoutMs` bounds what a request waits for (DB_TIMEOUT_MS). On a real server it also bounds a
- * transaction left idle: when a connection is cut mid-transaction, the driver can lose track of
- * a transaction on another connection, which then holds its row locks (a user's, for every
- * create) until the server ends it. idle_in_transaction_session_timeout makes the server do so.
- * Our transactions send their statements back to back, so a live one is never idle that long.
- */
-export async function openDatabase(
-  databaseUrl: string | undefined,
-  dataDir: string,
-  timeoutMs = 5_000,
-  onPoolReplaced: () => void = () => {},
-): Promise<Database> {
-  let statements = 0
-  const count = { debug: () => void statements++ }
-  if (databaseUrl !== undefined) {
-    const pool = openPool(databaseUrl, {
-      ...common,
-      ...count,
-      connection: { ...common.connection, idle_in_transaction_session_timeout: timeoutMs },
-      max: POOL_MAX,
-      idle_timeout: 60,
-      // A refused or silent server fails the waiting queries instead of queueing them for long.
-      connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
-    }, onPoolReplaced)
-    return {
-      sql: pool.sql,
-      embedded: false,
-      url: databaseUrl,
-      poolMax: POOL_MAX,
-      statements: () => statements,
-      close: (timeout = 5) => pool.close(timeout),
-    }
-  }
-  return openEmbedded(dataDir, count, () => statements)
-}
-
-async function openEmbedded(dataDir: string, count: { debug: () => void }, statements: () => number): Promise<Database> {
+/** `options`: the driver options every connection shares (statement counting, notices, the name). */
+export async function openEmbedded(dataDir: string, options: Pick<postgres.Options<Record<string, never>>, 'onnotice' | 'connection' | 'debug'>, statements: () => number): Promise<Database> {
   // Loaded only when needed: the WASM build is large and a real deployment never touches it.
   const { PGlite } = await import('@electric-sql/pglite')
   const { NodeFS } = await import('@electric-sql/pglite/nodefs')
@@ -109,7 +51,7 @@ async function openEmbedded(dataDir: string, count: { debug: () => void }, state
     throw err
   }
   // PGlite runs one query at a time; one connection keeps transactions from interleaving.
-  const sql = postgres({ ...common, ...count, path: socketPath, max: 1, user: 'postgres', database: 'postgres' })
+  const sql = postgres({ ...options, path: socketPath, max: 1, user: 'postgres', database: 'postgres' })
   return {
     sql,
     embedded: true,
@@ -146,7 +88,7 @@ const held = new Set<string>()
  */
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   const path = shortestPath(join(dataDir, LOCK_SOCKET))
-  if (held.has(path)) throw new Error(`DATA_DIR ${dataDir} is already open in this process`)
+  if (held.has(path)) throw new DataDirInUse(`DATA_DIR ${dataDir} is already open in this process`)
   for (let attempt = 0; ; attempt++) {
     const server = createServer((client) => client.destroy())
     try {
@@ -157,7 +99,7 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt > 0) throw err
       const holder = await probe(path)
-      if (holder !== 'gone') throw new Error(`DATA_DIR ${dataDir} is in use by another running link service (${holder})`)
+      if (holder !== 'gone') throw new DataDirInUse(`DATA_DIR ${dataDir} is in use by another running link service (${holder})`)
       await rm(path, { force: true })
       continue
     }
@@ -197,26 +139,3 @@ function shortestPath(absolute: string): string {
   if (Buffer.byteLength(path) > 100) throw new Error(`DATA_DIR is too long a path for its lock socket: ${absolute} (at most 100 bytes)`)
   return path
 }
-
-// SQLSTATEs that say the database cannot serve us now, not that the statement was wrong. Whole
-// classes: 08 connection exception, 28 authorization (raised while connecting), 40 transaction
-// rollback (a deadlock or serialization victim: worth retrying), 53 insufficient resources, 57
-// operator intervention (shutdown, cancel, database dropped), 58 system error.
-const UNAVAILABLE_CLASSES = new Set(['08', '28', '40', '53', '57', '58'])
-// 3D000 no such database, 55000 "not currently accepting connections", 25006 read-only (a standby
-// after a fail-over).
-const UNAVAILABLE_STATES = new Set(['3D000', '55000', '25006'])
-
-/** True for errors that mean "the database cannot be reached", which we answer with 503. */
-export function isConnectionError(err: unknown): boolean {
-  const { code, syscall } = (err ?? {}) as { code?: unknown; syscall?: unknown }
-  if (typeof code !== 'string') return false
-  // postgres.js: CONNECTION_CLOSED, CONNECTION_ENDED, CONNECTION_DESTROYED, CONNECT_TIMEOUT
-  if (code.startsWith('CONNECT')) return true
-  // a socket error from Node (ECONNREFUSED, ENOTFOUND, EPIPE, ...): it names its system call
-  if (typeof syscall === 'string') return /^E[A-Z_]+$/.test(code)
-  return code.length === 5 && (UNAVAILABLE_CLASSES.has(code.slice(0, 2)) || UNAVAILABLE_STATES.has(code))
-}
-
-/** PostgreSQL unique_violation, for queries that turn it into a result. */
-export const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505'

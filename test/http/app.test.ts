@@ -1,25 +1,14 @@
-// The HTTP kernel, black-box: routing (404/405/HEAD), X-Request-Id, the error shape, media types,
+// The app and its HTTP layer (src/app.ts, src/http/), black-box: routing (404/405/HEAD), X-Request-Id, the error shape, media types,
 // JSON bodies, the order of checks, CORS and /healthz (spec §4, §5, §7; contract §1, §2, §6, §8).
 import * as assert from 'uvu/assert'
-import { call, newLink, newUser, randomIp, type Res } from '../helpers/api.js'
-import { header, raw } from '../helpers/raw.js'
+import { assertError, call, newLink, newUser, randomIp, type Res } from '../helpers/api.js'
+import { header, raw, requestHead } from '../helpers/raw.js'
 import { serverSuite } from '../helpers/server.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 const GENERATED_ID = /^[0-9a-f]{32}$/
 /** 43 base64url characters: shaped like a token, but nobody's. */
 const UNKNOWN_TOKEN = 'A'.repeat(43)
-
-/** An error response: status, our JSON content type, exactly {code, message}, and a request id. */
-function assertError(res: Res, status: number, code: string, what = ''): void {
-  assert.is(res.status, status, `${what} ${res.text}`)
-  assert.is(res.headers.get('content-type'), JSON_TYPE, what)
-  assert.equal(Object.keys(res.body ?? {}).sort(), ['code', 'message'], what)
-  assert.is(res.body.code, code, what)
-  assert.type(res.body.message, 'string', what)
-  assert.ok(res.body.message.length > 0, what)
-  assert.ok(res.headers.get('x-request-id'), what)
-}
 
 /** A comma-separated header as a sorted list of lower-case names. */
 function names(value: string | null | undefined): string[] {
@@ -36,10 +25,6 @@ async function postBytes(base: string, path: string, body: Buffer | string, head
   const text = await res.text()
   const parsed: unknown = (res.headers.get('content-type') ?? '').startsWith('application/json') && text !== '' ? JSON.parse(text) : undefined
   return { status: res.status, headers: res.headers, body: parsed, text }
-}
-
-function rawRequest(lines: string[]): string {
-  return lines.join('\r\n') + '\r\n\r\n'
 }
 
 // =============================================================================================
@@ -101,19 +86,19 @@ routing('a query string does not change routing', async ({ srv }) => {
 // contract §2: 404 for no such path; RFC 9112 3.2.2: absolute-form targets are reduced to their path
 routing('absolute-form request targets route by their path', async ({ srv }) => {
   const { host } = new URL(srv.url)
-  const unknown = await raw(srv.url, [rawRequest([`GET http://${host}/api/v1/login HTTP/1.1`, `Host: ${host}`, 'Connection: close'])])
+  const unknown = await raw(srv.url, [requestHead([`GET http://${host}/api/v1/login HTTP/1.1`, `Host: ${host}`, 'Connection: close'])])
   assert.is(unknown.status, 404)
   const body = JSON.parse(unknown.body)
   assert.equal(Object.keys(body).sort(), ['code', 'message'])
   assert.is(body.code, 'ROUTE_NOT_FOUND')
   assert.ok(header(unknown.head, 'x-request-id'))
-  const trailing = await raw(srv.url, [rawRequest([`GET http://${host}/api/v1/users/ HTTP/1.1`, `Host: ${host}`, 'Connection: close'])])
+  const trailing = await raw(srv.url, [requestHead([`GET http://${host}/api/v1/users/ HTTP/1.1`, `Host: ${host}`, 'Connection: close'])])
   assert.is(trailing.status, 404)
   assert.is(JSON.parse(trailing.body).code, 'ROUTE_NOT_FOUND')
-  const known = await raw(srv.url, [rawRequest([`GET http://${host}/healthz?x=1 HTTP/1.1`, `Host: ${host}`, 'Connection: close'])])
+  const known = await raw(srv.url, [requestHead([`GET http://${host}/healthz?x=1 HTTP/1.1`, `Host: ${host}`, 'Connection: close'])])
   assert.is(known.status, 200)
   assert.is(JSON.parse(known.body).status, 'ok')
-  const other = await raw(srv.url, [rawRequest(['GET http://other.example/api/v1/nothing HTTP/1.1', `Host: ${host}`, 'Connection: close'])])
+  const other = await raw(srv.url, [requestHead(['GET http://other.example/api/v1/nothing HTTP/1.1', `Host: ${host}`, 'Connection: close'])])
   assert.is(other.status, 404)
   assert.is(JSON.parse(other.body).code, 'ROUTE_NOT_FOUND')
 })

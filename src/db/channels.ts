@@ -1,0 +1,8 @@
+// The NOTIFY channels every node listens on (src/change-feed.ts), and what travels on them.
+
+/** A link changed: the payload is its code, or FLUSH_ALL. */
+export const LINK_CHANNEL = 'link_changed'
+/** The notice on LINK_CHANNEL that every cached code may have changed (the block list did); never a code. */
+export const FLUSH_ALL = '*'
+/** A session ended: the payload is its user's id (sent by a trigger, sql/0006_fewer_round_trips.sql). */
+export const SESSION_CHANNEL = 'session_ended'

@@ -1,0 +1,30 @@
+// What database errors mean to the service: unavailable (503), a unique violation (a result),
+// or a data directory another process holds.
+
+/** DATA_DIR is held by another running service (or already open in this process). */
+export class DataDirInUse extends Error {
+  override name = 'DataDirInUse'
+}
+
+// SQLSTATEs that say the database cannot serve us now, not that the statement was wrong. Whole
+// classes: 08 connection exception, 28 authorization (raised while connecting), 40 transaction
+// rollback (a deadlock or serialization victim: worth retrying), 53 insufficient resources, 57
+// operator intervention (shutdown, cancel, database dropped), 58 system error.
+const UNAVAILABLE_CLASSES = new Set(['08', '28', '40', '53', '57', '58'])
+// 3D000 no such database, 55000 "not currently accepting connections", 25006 read-only (a standby
+// after a fail-over).
+const UNAVAILABLE_STATES = new Set(['3D000', '55000', '25006'])
+
+/** True for errors that mean "the database cannot be reached", which we answer with 503. */
+export function isConnectionError(err: unknown): boolean {
+  const { code, syscall } = (err ?? {}) as { code?: unknown; syscall?: unknown }
+  if (typeof code !== 'string') return false
+  // postgres.js: CONNECTION_CLOSED, CONNECTION_ENDED, CONNECTION_DESTROYED, CONNECT_TIMEOUT
+  if (code.startsWith('CONNECT')) return true
+  // a socket error from Node (ECONNREFUSED, ENOTFOUND, EPIPE, ...): it names its system call
+  if (typeof syscall === 'string') return /^E[A-Z_]+$/.test(code)
+  return code.length === 5 && (UNAVAILABLE_CLASSES.has(code.slice(0, 2)) || UNAVAILABLE_STATES.has(code))
+}
+
+/** PostgreSQL unique_violation, for queries that turn it into a result. */
+export const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505'

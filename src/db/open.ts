@@ -1,0 +1,50 @@
+// Opens the one `postgres` client: a real PostgreSQL at DATABASE_URL, or the embedded PGlite
+// (embedded.ts) when it is unset.
+import { openEmbedded } from './embedded.js'
+import { openPool } from './pool.js'
+import type { Database } from './types.js'
+
+const POOL_MAX = 10
+
+const common = {
+  onnotice: () => {},
+  // The name an operator sees in pg_stat_activity.
+  connection: { application_name: 'link-service' },
+} as const
+
+/**
+ * `timeoutMs` bounds what a request waits for (DB_TIMEOUT_MS). On a real server it also bounds a
+ * transaction left idle: when a connection is cut mid-transaction, the driver can lose track of
+ * a transaction on another connection, which then holds its row locks (a user's, for every
+ * create) until the server ends it. idle_in_transaction_session_timeout makes the server do so.
+ * Our transactions send their statements back to back, so a live one is never idle that long.
+ */
+export async function openDatabase(
+  databaseUrl: string | undefined,
+  dataDir: string,
+  timeoutMs = 5_000,
+  onPoolReplaced: () => void = () => {},
+): Promise<Database> {
+  let statements = 0
+  const count = { debug: () => void statements++ }
+  if (databaseUrl !== undefined) {
+    const pool = openPool(databaseUrl, {
+      ...common,
+      ...count,
+      connection: { ...common.connection, idle_in_transaction_session_timeout: timeoutMs },
+      max: POOL_MAX,
+      idle_timeout: 60,
+      // A refused or silent server fails the waiting queries instead of queueing them for long.
+      connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
+    }, onPoolReplaced)
+    return {
+      sql: pool.sql,
+      embedded: false,
+      url: databaseUrl,
+      poolMax: POOL_MAX,
+      statements: () => statements,
+      close: (timeout = 5) => pool.close(timeout),
+    }
+  }
+  return openEmbedded(dataDir, { ...common, ...count }, () => statements)
+}

@@ -1,0 +1,229 @@
+// The visit tally: what the redirect path records, folded into per-link, per-day counts. Pure:
+// no clock, no timer, no database; the flusher (visits.ts) writes what it takes.
+//
+// The redirect path only appends what Node has already parsed (the code, the time, and the
+// User-Agent, Referer and address strings) to flat arrays. Classifying, parsing and hashing are
+// done in bulk when the arrays are folded (every FOLD_EVERY visits, and at each flush), once per
+// distinct string: the cached redirect keeps its rate (docs/performance.md).
+import type { BlockList } from 'node:net'
+import { clientAddress } from '../ratelimit/client-ip.js'
+import { isBot } from './bots.js'
+import { DIRECT, OTHER, referrerHost } from './referrer.js'
+
+export const DAY_MS = 86_400_000
+/** Raw visits kept before they are folded: bounds the strings held between flushes. */
+const FOLD_EVERY = 4_096
+/** Distinct referrer hosts kept per link and day between flushes; more go to "other". */
+const MAX_PENDING_HOSTS = 100
+/** Distinct visitors kept between flushes (a long database outage); more are not counted. */
+const MAX_PENDING_VISITORS = 100_000
+/**
+ * How much of a User-Agent tells visitors apart: real ones are shorter, and a flood of 16 KiB
+ * agents cannot make the pending visitors large (100,000 × 300 bytes at most).
+ */
+const AGENT_CHARS = 256
+/** Entries of the folds' memos (agent → bot?, Referer → host, peer and forwarded → address) before they start afresh. */
+const MEMO_ENTRIES = 20_000
+/** Longer header values are worked out each time rather than kept (a memo of 16 KiB keys would be large). */
+const MEMO_KEY_CHARS = 512
+
+export interface DayPending {
+  humans: number
+  bots: number
+  referrers: Map<string, number>
+  /** human visitors: client address → user agents; hashed only when written */
+  visitors: Map<string, Set<string>>
+}
+
+export interface Pending {
+  count: number
+  lastAtMs: number
+  /** by day number (days since 1970-01-01, UTC); empty when statistics are off */
+  days: Map<number, DayPending>
+}
+
+/** What a visit keeps of its request: read by whoever holds the request (redirect.ts). */
+export interface Visitor {
+  userAgent: string | undefined
+  referer: string | undefined
+  /** X-Forwarded-For, when given */
+  forwardedFor: string | undefined
+  /** the connection's peer address */
+  peer: string | undefined
+}
+
+/** What the flusher takes: the counts, and whether some visitors were not counted as unique. */
+export interface Taken {
+  batch: Map<string, Pending>
+  visitorsDropped: boolean
+}
+
+export class VisitTally {
+  // The raw visits since the last fold, one array per fact.
+  #codes: string[] = []
+  #times: number[] = []
+  #agents: Array<string | undefined> = []
+  #referers: Array<string | undefined> = []
+  #peers: Array<string | undefined> = []
+  #forwarded: Array<string | undefined> = []
+
+  #pending = new Map<string, Pending>()
+  readonly #memo = {
+    bots: new Map<string | undefined, boolean>(),
+    hosts: new Map<string | undefined, string>(),
+    addresses: new Map<string | undefined, Map<string | undefined, string>>(),
+  }
+  #visitors = 0
+  #visitorsDropped = false
+  readonly #stats: boolean
+  readonly #trustProxy: BlockList | undefined
+
+  /** `stats`: per-day statistics (VISIT_STATS); off, only each link's total. */
+  constructor(stats: boolean, trustProxy: BlockList | undefined) {
+    this.#stats = stats
+    this.#trustProxy = trustProxy
+  }
+
+  /** Visits recorded and not yet taken. */
+  get waiting(): number {
+    let n = this.#codes.length
+    for (const p of this.#pending.values()) n += p.count
+    return n
+  }
+
+  /** A visit at `atMs`. The hot path: appends, nothing else. */
+  record(code: string, visitor: Visitor, atMs: number): void {
+    this.#codes.push(code)
+    this.#times.push(atMs)
+    if (this.#stats) {
+      this.#agents.push(visitor.userAgent)
+      this.#referers.push(visitor.referer)
+      this.#peers.push(visitor.peer)
+      this.#forwarded.push(this.#trustProxy === undefined ? undefined : visitor.forwardedFor)
+    }
+    if (this.#codes.length >= FOLD_EVERY) this.fold()
+  }
+
+  /** Turns the raw visits into per-link, per-day counts. */
+  fold(): void {
+    const n = this.#codes.length
+    if (n === 0) return
+    const [codes, times, agents, referers, peers, forwarded] = [this.#codes, this.#times, this.#agents, this.#referers, this.#peers, this.#forwarded]
+    this.#codes = []
+    this.#times = []
+    this.#agents = []
+    this.#referers = []
+    this.#peers = []
+    this.#forwarded = []
+    // Each distinct User-Agent is classified once, each distinct Referer parsed once, and each
+    // distinct (peer, X-Forwarded-For) resolved to a client address once, for as long as the
+    // memos last (MEMO_ENTRIES). Keys are the header strings themselves, never strings built
+    // from them: V8 hashes a string once and keeps the hash, while a built key would be copied
+    // and hashed again on every visit.
+    const { bots, hosts, addresses } = this.#memo
+    if (bots.size + hosts.size + addresses.size > MEMO_ENTRIES) {
+      bots.clear()
+      hosts.clear()
+      addresses.clear()
+    }
+    for (let i = 0; i < n; i++) {
+      const code = codes[i]!
+      const at = times[i]!
+      let p = this.#pending.get(code)
+      if (p === undefined) this.#pending.set(code, (p = { count: 0, lastAtMs: 0, days: new Map() }))
+      p.count++
+      if (at > p.lastAtMs) p.lastAtMs = at
+      if (!this.#stats) continue
+      const dayNumber = Math.floor(at / DAY_MS)
+      let day = p.days.get(dayNumber)
+      if (day === undefined) p.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Map() }))
+      const agent = agents[i]
+      let bot = bots.get(agent)
+      if (bot === undefined) {
+        bot = isBot(agent)
+        if (agent === undefined || agent.length <= MEMO_KEY_CHARS) bots.set(agent, bot)
+      }
+      const referer = referers[i]
+      let host = hosts.get(referer)
+      if (host === undefined) {
+        host = referrerHost(referer)
+        if (referer === undefined || referer.length <= MEMO_KEY_CHARS) hosts.set(referer, host)
+      }
+      const seen = day.referrers.get(host)
+      if (seen !== undefined) day.referrers.set(host, seen + 1)
+      else if (host === DIRECT || host === OTHER || day.referrers.size < MAX_PENDING_HOSTS) day.referrers.set(host, 1)
+      else day.referrers.set(OTHER, (day.referrers.get(OTHER) ?? 0) + 1)
+      if (bot) {
+        day.bots++
+        continue
+      }
+      day.humans++
+      const peer = peers[i]
+      let byForward = addresses.get(peer)
+      if (byForward === undefined) addresses.set(peer, (byForward = new Map()))
+      let address = byForward.get(forwarded[i])
+      if (address === undefined) byForward.set(forwarded[i], (address = clientAddress(peer, forwarded[i], this.#trustProxy)))
+      let agentsSeen = day.visitors.get(address)
+      if (agentsSeen === undefined) day.visitors.set(address, (agentsSeen = new Set()))
+      const who = agent!.length > AGENT_CHARS ? agent!.slice(0, AGENT_CHARS) : agent!
+      if (agentsSeen.has(who)) continue
+      if (this.#visitors >= MAX_PENDING_VISITORS) {
+        this.#visitorsDropped = true
+        continue
+      }
+      agentsSeen.add(who)
+      this.#visitors++
+    }
+  }
+
+  /** Everything counted so far (folded first); the tally starts afresh. */
+  take(): Taken {
+    this.fold()
+    const taken = { batch: this.#pending, visitorsDropped: this.#visitorsDropped }
+    this.#pending = new Map()
+    this.#visitors = 0
+    this.#visitorsDropped = false
+    return taken
+  }
+
+  /** A failed batch goes back into what is pending, merged with what was counted since. */
+  putBack(batch: Map<string, Pending>): void {
+    for (const [code, p] of batch) {
+      const now = this.#pending.get(code)
+      if (now === undefined) {
+        this.#pending.set(code, p)
+        for (const d of p.days.values()) this.#visitors += countVisitors(d)
+        continue
+      }
+      now.count += p.count
+      now.lastAtMs = Math.max(now.lastAtMs, p.lastAtMs)
+      for (const [dayNumber, d] of p.days) {
+        const into = now.days.get(dayNumber)
+        if (into === undefined) {
+          now.days.set(dayNumber, d)
+          this.#visitors += countVisitors(d)
+          continue
+        }
+        into.humans += d.humans
+        into.bots += d.bots
+        for (const [host, visits] of d.referrers) into.referrers.set(host, (into.referrers.get(host) ?? 0) + visits)
+        for (const [address, agents] of d.visitors) {
+          let seen = into.visitors.get(address)
+          if (seen === undefined) into.visitors.set(address, (seen = new Set()))
+          for (const agent of agents) {
+            if (seen.has(agent)) continue
+            seen.add(agent)
+            this.#visitors++
+          }
+        }
+      }
+    }
+  }
+
+}
+
+const countVisitors = (d: DayPending): number => {
+  let n = 0
+  for (const agents of d.visitors.values()) n += agents.size
+  return n
+}

@@ -1,0 +1,83 @@
+// The visit tally (src/links/visit-tally.ts): pure folding, with the time of each visit given, no
+// timer and no database.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { parseTrustProxy } from '../../src/config.js'
+import { DAY_MS, VisitTally, type Visitor } from '../../src/links/visit-tally.js'
+
+const test = suite('visit tally')
+const DAY = 20_000 * DAY_MS // a UTC midnight
+const browser = 'Mozilla/5.0 Firefox/126.0'
+const visitor = (over: Partial<Visitor> = {}): Visitor => ({ userAgent: browser, referer: undefined, forwardedFor: undefined, peer: '192.0.2.1', ...over })
+
+test('visits are counted per code and per UTC day, humans apart from bots, with the latest time', () => {
+  const tally = new VisitTally(true, undefined)
+  tally.record('AAAAAAAA', visitor(), DAY + 5)
+  tally.record('AAAAAAAA', visitor({ userAgent: 'Googlebot/2.1' }), DAY + 9)
+  tally.record('AAAAAAAA', visitor(), DAY + DAY_MS + 1)
+  tally.record('BBBBBBBB', visitor(), DAY + 1)
+  assert.is(tally.waiting, 4)
+  const { batch } = tally.take()
+  assert.is(tally.waiting, 0)
+  const a = batch.get('AAAAAAAA')!
+  assert.is(a.count, 3)
+  assert.is(a.lastAtMs, DAY + DAY_MS + 1)
+  assert.equal([...a.days.keys()], [20_000, 20_001])
+  assert.equal([a.days.get(20_000)!.humans, a.days.get(20_000)!.bots], [1, 1])
+  assert.is(batch.get('BBBBBBBB')!.count, 1)
+})
+
+test('a visitor is one address and user agent: repeats are not counted twice', () => {
+  const tally = new VisitTally(true, undefined)
+  tally.record('AAAAAAAA', visitor(), DAY)
+  tally.record('AAAAAAAA', visitor(), DAY + 1)
+  tally.record('AAAAAAAA', visitor({ peer: '192.0.2.2' }), DAY + 2)
+  tally.record('AAAAAAAA', visitor({ userAgent: 'Mozilla/5.0 Chrome/125.0' }), DAY + 3)
+  const day = tally.take().batch.get('AAAAAAAA')!.days.get(20_000)!
+  assert.equal([...day.visitors].map(([address, agents]) => [address, agents.size]), [['192.0.2.1', 2], ['192.0.2.2', 1]])
+})
+
+test('X-Forwarded-For names the visitor only when the peer is a trusted proxy', () => {
+  const trusting = new VisitTally(true, parseTrustProxy('127.0.0.1'))
+  trusting.record('AAAAAAAA', visitor({ peer: '127.0.0.1', forwardedFor: '203.0.113.9' }), DAY)
+  assert.equal([...trusting.take().batch.get('AAAAAAAA')!.days.get(20_000)!.visitors.keys()], ['203.0.113.9'])
+  const wary = new VisitTally(true, undefined)
+  wary.record('AAAAAAAA', visitor({ peer: '127.0.0.1', forwardedFor: '203.0.113.9' }), DAY)
+  assert.equal([...wary.take().batch.get('AAAAAAAA')!.days.get(20_000)!.visitors.keys()], ['127.0.0.1'])
+})
+
+test('referrers are counted by host, a visit without one as direct', () => {
+  const tally = new VisitTally(true, undefined)
+  tally.record('AAAAAAAA', visitor({ referer: 'https://a.example/x' }), DAY)
+  tally.record('AAAAAAAA', visitor({ referer: 'https://a.example/y' }), DAY)
+  tally.record('AAAAAAAA', visitor(), DAY)
+  const referrers = tally.take().batch.get('AAAAAAAA')!.days.get(20_000)!.referrers
+  assert.is(referrers.get('a.example'), 2)
+  assert.is(referrers.size, 2)
+})
+
+test('with statistics off only the totals are kept', () => {
+  const tally = new VisitTally(false, undefined)
+  tally.record('AAAAAAAA', visitor(), DAY)
+  const a = tally.take().batch.get('AAAAAAAA')!
+  assert.is(a.count, 1)
+  assert.is(a.days.size, 0)
+})
+
+test('a batch put back merges with what was counted since, visitors once', () => {
+  const tally = new VisitTally(true, undefined)
+  tally.record('AAAAAAAA', visitor(), DAY)
+  const { batch } = tally.take()
+  tally.record('AAAAAAAA', visitor(), DAY + 7)
+  tally.record('AAAAAAAA', visitor({ peer: '192.0.2.2' }), DAY + 8)
+  tally.fold()
+  tally.putBack(batch)
+  const a = tally.take().batch.get('AAAAAAAA')!
+  assert.is(a.count, 3)
+  assert.is(a.lastAtMs, DAY + 8)
+  const day = a.days.get(20_000)!
+  assert.is(day.humans, 3)
+  assert.equal([...day.visitors.keys()].sort(), ['192.0.2.1', '192.0.2.2'])
+})
+
+test.run()
