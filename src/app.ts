@@ -26,6 +26,7 @@ import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
 import { redirect, servePlain, type Answered } from './links/redirect.js'
+import { preview } from './links/visitor.js'
 import { REDIRECT_PREFIX } from './links/short-code.js'
 import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
 import { createReport } from './reports/routes.js'
@@ -50,6 +51,7 @@ function buildRouter(deps: Deps): Router<Route> {
   const router = new Router<Route>()
     .add('GET', '/', open(() => (home ??= { status: 301, headers: { location: `${appUrlFor(deps.config, deps.baseUrl)}/` } })))
     .add('GET', `${REDIRECT_PREFIX}:code`, open(redirect))
+    .add('GET', `${REDIRECT_PREFIX}:code/preview`, open(preview))
     .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))

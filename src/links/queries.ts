@@ -151,3 +151,24 @@ export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]>
     from live_links l join users u on u.id = l.user_id
     where l.code = any(${codes}::text[])`
 }
+
+/** Why a link does not redirect, as a visitor's page says it: a blocked destination first (the visitor must be warned). */
+export type StopReason = 'blocked' | 'disabled' | 'suspended'
+
+export interface VisitorRow {
+  url: string
+  expires_at: Date | null
+  stopped: StopReason | null
+}
+
+/** A live link as a visitor may see it (the preview, the page of a stopped link); undefined when there is none. */
+export async function findForVisitor(sql: Sql, code: string): Promise<VisitorRow | undefined> {
+  const [row] = await sql<VisitorRow[]>`
+    select l.url, l.expires_at,
+           case when l.host_blocked then 'blocked'
+                when l.disabled_at is not null or u.disabled_at is not null then 'disabled'
+                when l.stopped then 'suspended' end as stopped
+    from live_links l join users u on u.id = l.user_id
+    where l.code = ${code}`
+  return row
+}

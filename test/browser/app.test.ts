@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert'
 import { call, login, newUser, uniqueName, type User } from '../helpers/api.js'
 import { assertAccessible, browserAvailable, launchBrowser, screenshot } from '../helpers/browser.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
+import { blockHost, unblockHost } from '../../src/admin/blocks.js'
 import { disableLink } from '../../src/admin/links.js'
 import { until } from '../helpers/wait.js'
 
@@ -437,6 +438,52 @@ if (browserAvailable()) {
         assert.equal(problems, [], `${width} px ${colorScheme}: no script error`)
       }
     }
+  })
+
+  sizes('the pages a browser gets for a link that does not redirect, and the preview: axe-core, no sideways scrolling, no script, nothing fetched from elsewhere', async (ctx) => {
+    const token = ctx.user.token
+    const make = async (url: string) => (await call(ctx.srv.url, 'POST', '/api/v1/links', { token, body: { url } })).body.code as string
+    const disabled = await make('https://example.com/stopped')
+    await disableLink(ctx.srv.service.db.sql, disabled, 'spam')
+    const host = `${uniqueName('phish')}.example`
+    const blocked = await make(`https://login.${host}/`)
+    await blockHost(ctx.srv.service.db.sql, host)
+    const previewed = await make('https://xn--80ak6aa92e.example/sign-in')
+    ctx.srv.service.deps.cache.clear()
+    const pages: Array<[string, string, number]> = [
+      ['visitor-unknown', '/r/Zz9Zz9Zz', 404],
+      ['visitor-disabled', `/r/${disabled}`, 410],
+      ['visitor-blocked', `/r/${blocked}`, 410],
+      ['visitor-preview', `/r/${previewed}/preview`, 200],
+    ]
+    for (const width of [360, 1280]) {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const context = await ctx.browser.newContext({ viewport: { width, height: 800 }, colorScheme })
+        const page = await context.newPage()
+        const problems: string[] = []
+        watch(page, problems)
+        const requested: string[] = []
+        page.on('request', (r) => requested.push(r.url()))
+        for (const [name, path, status] of pages) {
+          requested.length = 0
+          const res = await page.goto(ctx.srv.url + path)
+          assert.is(res?.status(), status, path)
+          await page.waitForLoadState('networkidle')
+          const where = `${name} at ${width} px, ${colorScheme}`
+          await assertAccessible(page, where)
+          assert.is(await page.evaluate('document.scripts.length'), 0, `${where}: no script`)
+          assert.is(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'), 0, `${where}: no sideways scrolling`)
+          // The page itself, and at most the browser's own try for a favicon on this origin.
+          assert.equal(requested.filter((u) => u !== ctx.srv.url + path && u !== `${ctx.srv.url}/favicon.ico`), [], `${where}: nothing else fetched`)
+          await screenshot(page, `${name}-${width}-${colorScheme}`)
+        }
+        const blockedText = await (await page.goto(`${ctx.srv.url}/r/${blocked}`))!.text()
+        assert.not.ok(blockedText.includes(host), 'a blocked destination is never shown')
+        await context.close()
+        assert.equal(problems.filter((p) => !/status of (404|410)/.test(p)), [], `${width} px ${colorScheme}: no CSP refusal, no error`)
+      }
+    }
+    await unblockHost(ctx.srv.service.db.sql, host)
   })
 
   sizes('signed out, sign-in and sign-up pass axe-core at 360 px in the dark', async (ctx) => {

@@ -52,6 +52,12 @@ test('a link already made to a newly listed host answers 410 within one refresh;
   await until(ONE_REFRESH_MS, async () => (await call(srv.url, 'GET', `/r/${link.code}`)).status === 410)
   const gone = await call(srv.url, 'GET', `/r/${link.code}`)
   assert.equal([gone.status, gone.body.code], [410, 'LINK_DISABLED'])
+  // A browser sees a page with the same status and no script; the destination is not on it.
+  const page = await call(srv.url, 'GET', `/r/${link.code}`, { headers: { accept: 'text/html,*/*;q=0.8' } })
+  assert.equal([page.status, page.headers.get('content-type')], [410, 'text/html; charset=utf-8'])
+  assert.match(page.text, /listed as phishing or malware/)
+  assert.not.match(page.text, /<script/i)
+  assert.not.ok(page.text.includes(later))
   assert.is((await call(srv.url, 'GET', `/api/v1/links/${link.code}`, { token: user.token })).body.disabled, true)
   assert.ok(feed.answered.slice(before).includes(200))
   // Unchanged since: the next refresh is a 304, and nothing is reloaded.
