@@ -28,7 +28,7 @@ import type { Logger } from './log.js'
 import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
 import { reportToPrimary, startMetricsServer } from './metrics-server.js'
 import { Passwords } from './passwords/passwords.js'
-import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
+import { MemoryLeakyBuckets, PostgresLeakyBuckets, sweepStoredBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
 import { countOpenReports } from './reports/queries.js'
 import { AppFiles } from './web/static-files.js'
@@ -121,6 +121,9 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     })
     const sweep = setInterval(() => {
       deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
+      // create_link keeps each account's creates in leaky_buckets on either engine; on PostgreSQL
+      // the shared buckets sweep them already.
+      if (db.embedded) sweepStoredBuckets(db.sql).catch((err: unknown) => log.warn('bucket sweep failed', { err }))
     }, SESSION_SWEEP_MS).unref()
     started.push(() => clearInterval(sweep))
     const statsJob = startStatsJob(db.sql, log, config.statsRetentionDays)

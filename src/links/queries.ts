@@ -21,7 +21,13 @@ export interface LinkRow {
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled`
 
-export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked'
+export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
+
+/** The account's allowance of creates: a minute's worth, and a tenth of it while the account is younger than `youngHours` (0: never). */
+export interface CreateAllowance {
+  perMinute: number
+  youngHours: number
+}
 
 /** A url as it is written: as sent, its Location form and its host. */
 export interface UrlForms {
@@ -40,10 +46,13 @@ export async function insertLink(
   userId: string,
   link: UrlForms & { code?: string; expiresAt: Date | null },
   maxLinks: number,
+  allowance: CreateAllowance,
 ): Promise<CreateResult> {
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
-    select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL})`
+    select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
+                              ${allowance.perMinute}, ${allowance.youngHours})`
+  if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
     code: r!.r_code,
@@ -66,6 +75,7 @@ interface CreatedRow {
   r_visits: number
   r_last_visited_at: Date | null
   r_expires_at: Date | null
+  r_retry_after: number | null
 }
 
 export function listLinks(sql: Sql, userId: string): Promise<LinkRow[]> {

@@ -106,8 +106,3 @@ export async function deleteUser(sql: Sql, id: string): Promise<string[]> {
   })
 }
 
-/** Whether the account was created less than `hours` ago (by the database's clock). */
-export async function isYoungAccount(sql: Sql, id: string, hours: number): Promise<boolean> {
-  const [row] = await sql<{ young: boolean }[]>`select created_at > now() - make_interval(hours => ${hours}::int) as young from users where id = ${id}`
-  return row?.young ?? false
-}

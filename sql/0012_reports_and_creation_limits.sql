@@ -67,3 +67,71 @@ begin
   return next;
 end
 $$;
+
+-- create_link (0007) also takes one create from the account's allowance (LINK_CREATE_PER_MINUTE,
+-- a tenth while the account is younger than p_young_hours), in the same statement: a create stays
+-- one round trip. The allowance is a leaky bucket of leaky_buckets (0002): level = creates within
+-- the last minute's refill, draining p_limit a minute. Refused: 'rate-limited' with the seconds
+-- until one fits (r_retry_after), before any other check but the account's existence.
+drop function create_link(uuid, text[], text, text, text, timestamptz, int, text);
+create function create_link(p_user uuid, p_codes text[], p_url text, p_location text, p_host text, p_expires_at timestamptz,
+                            p_max int, p_channel text, p_per_minute int, p_young_hours int)
+returns table (r_outcome text, r_code text, r_url text, r_created_at timestamptz, r_updated_at timestamptz,
+               r_visits float8, r_last_visited_at timestamptz, r_expires_at timestamptz, r_retry_after int)
+language plpgsql as $$
+declare
+  c text;
+  n int;
+  lim float8;
+  ok boolean;
+  lvl float8;
+begin
+  select case when p_young_hours > 0 and u.created_at > now() - make_interval(hours => p_young_hours)
+              then greatest(1, p_per_minute / 10) else p_per_minute end
+  into lim from users u where u.id = p_user;
+  if not found then
+    r_outcome := 'no-user';
+    return next;
+    return;
+  end if;
+  select b.added, b.level into ok, lvl from leaky_bucket_add('creates account ' || p_user::text, lim, lim / 60.0) b;
+  if not ok then
+    r_outcome := 'rate-limited';
+    r_retry_after := greatest(1, ceil((lvl + 1 - lim) / (lim / 60.0)))::int;
+    return next;
+    return;
+  end if;
+  if host_blocked(p_host) then
+    r_outcome := 'blocked';
+    return next;
+    return;
+  end if;
+  perform 1 from users where id = p_user for update;
+  if not found then
+    r_outcome := 'no-user';
+    return next;
+    return;
+  end if;
+  select count(*) into n from links l where l.user_id = p_user and l.deleted_at is null;
+  if n >= p_max then
+    r_outcome := 'limit';
+    return next;
+    return;
+  end if;
+  foreach c in array p_codes loop
+    insert into links as l (code, user_id, url, location, host_domains, expires_at)
+    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at)
+    on conflict (code) do nothing
+    returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8, l.last_visited_at, l.expires_at
+    into r_code, r_url, r_created_at, r_updated_at, r_visits, r_last_visited_at, r_expires_at;
+    if found then
+      perform pg_notify(p_channel, c);
+      r_outcome := 'created';
+      return next;
+      return;
+    end if;
+  end loop;
+  r_outcome := 'taken';
+  return next;
+end
+$$;
