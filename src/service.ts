@@ -10,8 +10,10 @@ import { SessionCache } from './auth/session-cache.js'
 import { deleteExpiredSessions } from './auth/sessions.js'
 import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
+import { listSources } from './blocklist/queries.js'
+import { startRefreshJob, type RefreshJob } from './blocklist/refresh.js'
 import { openDatabase } from './db/open.js'
-import type { Database } from './db/types.js'
+import type { Database, Sql } from './db/types.js'
 import { WriteHealth } from './health.js'
 import { LinkChangeFeed } from './change-feed.js'
 import { migrate } from './db/migrate.js'
@@ -26,8 +28,9 @@ import type { Logger } from './log.js'
 import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
 import { reportToPrimary, startMetricsServer } from './metrics-server.js'
 import { Passwords } from './passwords/passwords.js'
-import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
+import { MemoryLeakyBuckets, PostgresLeakyBuckets, sweepStoredBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
+import { countOpenReports } from './reports/queries.js'
 import { AppFiles } from './web/static-files.js'
 
 const SESSION_SWEEP_MS = 60_000
@@ -47,6 +50,8 @@ export interface Service {
   db: Database
   /** the cross-node cache invalidation feed; only with a real PostgreSQL */
   feed: LinkChangeFeed | undefined
+  /** the threat feeds' refresh job, when BLOCKLIST_SOURCES lists any */
+  blocklist: RefreshJob | undefined
   close(): Promise<void>
 }
 
@@ -102,6 +107,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         visitsWaiting: () => visits.waiting,
         hashes: () => ({ running: passwords.pool.running, waiting: passwords.pool.waiting }),
         database: () => ({ poolMax: db.poolMax, waiting: Deadline.waiting, statements: db.statements() }),
+        shared: () => readSharedGauges(db.sql),
       }))
     }
     const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, writes, metrics })
@@ -115,10 +121,19 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     })
     const sweep = setInterval(() => {
       deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
+      // create_link keeps each account's creates in leaky_buckets on either engine; on PostgreSQL
+      // the shared buckets sweep them already.
+      if (db.embedded) sweepStoredBuckets(db.sql).catch((err: unknown) => log.warn('bucket sweep failed', { err }))
     }, SESSION_SWEEP_MS).unref()
     started.push(() => clearInterval(sweep))
     const statsJob = startStatsJob(db.sql, log, config.statsRetentionDays)
     started.push(() => statsJob.stop())
+    let blocklist: RefreshJob | undefined
+    if (config.blocklistSources.length > 0) {
+      const job = startRefreshJob(db, config.blocklistSources, config.blocklistRefreshSeconds, log, metrics, () => cache.clear())
+      started.push(() => job.stop())
+      blocklist = job
+    }
 
     const deps: Deps = {
       config,
@@ -186,11 +201,17 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         await stopAccepting(server, app, conns, config.shutdownTimeoutMs)
         await stopAll(false)
       })())
-    return { server, url, metricsUrl, deps, db, feed, close }
+    return { server, url, metricsUrl, deps, db, feed, blocklist, close }
   } catch (err) {
     await stopAll(true)
     throw err
   }
+}
+
+/** The metrics that are the same on every node: the threat feeds' state and the open reports. */
+async function readSharedGauges(sql: Sql) {
+  const [sources, reportsOpen] = await Promise.all([listSources(sql), countOpenReports(sql)])
+  return { sources, reportsOpen }
 }
 
 /**
