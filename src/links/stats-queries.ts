@@ -1,7 +1,7 @@
 // SQL of the visit statistics: a flush's batched write, the day's visitor salt, the daily job
 // (reduce finished days' visitor hashes to counts; drop rows past retention) and the owner's read.
 import { randomBytes } from 'node:crypto'
-import type { Sql } from '../db/types.js'
+import type { Sql, Tx } from '../db/types.js'
 import { DIRECT, OTHER } from './referrer.js'
 
 /** Referrer hosts kept per link and day; the rest count as "other". */
@@ -18,50 +18,64 @@ export interface VisitBatch {
 }
 
 /**
- * Writes a batch in one transaction. Only live links count: a code deleted before the flush
- * leaves no row. The day rows are upserted first: their row locks put concurrent flushes of the
- * same link and day in order, so the 20-host cap holds across nodes.
+ * Writes a flush in one transaction, once. `ids` name the batches it carries; each is recorded in
+ * visit_flushes in the same transaction, and `rowsFor` gets those recorded now (a batch whose id
+ * is already there was written by an earlier attempt whose outcome we did not hear). `committing`
+ * is called once every statement is done: from then on a failure may have come after the COMMIT.
  */
-export function writeVisitBatch(sql: Sql, b: VisitBatch): Promise<void> {
+export function writeVisitFlush(sql: Sql, ids: string[], rowsFor: (fresh: ReadonlySet<string>) => VisitBatch, committing: () => void): Promise<void> {
   return sql.begin(async (tx) => {
-    const l = b.links
-    await tx`
-      update links set visits = links.visits + v.n,
-        last_visited_at = greatest(links.last_visited_at, v.at)
-      from unnest(${l.codes}::text[], ${l.counts}::int[], ${l.lastAt}::timestamptz[]) as v(code, n, at)
-      where links.code = v.code and links.deleted_at is null`
-    const d = b.days
-    if (d.codes.length === 0) return
-    await tx`
-      insert into visit_days (code, day, humans, bots)
-      select v.code, v.day, v.humans, v.bots
-      from unnest(${d.codes}::text[], ${d.days}::date[], ${d.humans}::int[], ${d.bots}::int[]) as v(code, day, humans, bots)
-      join links on links.code = v.code and links.deleted_at is null
-      order by v.code, v.day
-      on conflict (code, day) do update
-      set humans = visit_days.humans + excluded.humans, bots = visit_days.bots + excluded.bots`
-    const r = b.referrers
-    const known = await tx<{ code: string; day: string; host: string }[]>`
-      select r.code, r.day::text as day, r.host from visit_referrers r
-      join unnest(${d.codes}::text[], ${d.days}::date[]) as v(code, day) on r.code = v.code and r.day = v.day`
-    const capped = capReferrers(known, r, MAX_REFERRER_HOSTS)
-    await tx`
-      insert into visit_referrers (code, day, host, visits)
-      select v.code, v.day, v.host, v.n
-      from unnest(${capped.codes}::text[], ${capped.days}::date[], ${capped.hosts}::text[], ${capped.visits}::int[])
-        as v(code, day, host, n)
-      join links on links.code = v.code and links.deleted_at is null
-      order by v.code, v.day, v.host
-      on conflict (code, day, host) do update set visits = visit_referrers.visits + excluded.visits`
-    const h = b.hashes
-    if (h.codes.length === 0) return
-    await tx`
-      insert into visit_hashes (day, code, hash)
-      select v.day, v.code, decode(v.hash, 'hex')
-      from unnest(${h.days}::date[], ${h.codes}::text[], ${h.hashes}::text[]) as v(day, code, hash)
-      join links on links.code = v.code and links.deleted_at is null
-      on conflict do nothing`
+    const recorded = await tx<{ id: string }[]>`
+      insert into visit_flushes (id) select unnest(${ids}::uuid[]) on conflict do nothing returning id::text as id`
+    await writeVisitBatch(tx, rowsFor(new Set(recorded.map((r) => r.id))))
+    committing()
   })
+}
+
+/**
+ * A batch's rows. Only live links count: a code deleted before the flush leaves no row. The day
+ * rows are upserted first: their row locks put concurrent flushes of the same link and day in
+ * order, so the 20-host cap holds across nodes.
+ */
+async function writeVisitBatch(tx: Tx, b: VisitBatch): Promise<void> {
+  const l = b.links
+  if (l.codes.length === 0) return
+  await tx`
+    update links set visits = links.visits + v.n,
+      last_visited_at = greatest(links.last_visited_at, v.at)
+    from unnest(${l.codes}::text[], ${l.counts}::int[], ${l.lastAt}::timestamptz[]) as v(code, n, at)
+    where links.code = v.code and links.deleted_at is null`
+  const d = b.days
+  if (d.codes.length === 0) return
+  await tx`
+    insert into visit_days (code, day, humans, bots)
+    select v.code, v.day, v.humans, v.bots
+    from unnest(${d.codes}::text[], ${d.days}::date[], ${d.humans}::int[], ${d.bots}::int[]) as v(code, day, humans, bots)
+    join links on links.code = v.code and links.deleted_at is null
+    order by v.code, v.day
+    on conflict (code, day) do update
+    set humans = visit_days.humans + excluded.humans, bots = visit_days.bots + excluded.bots`
+  const r = b.referrers
+  const known = await tx<{ code: string; day: string; host: string }[]>`
+    select r.code, r.day::text as day, r.host from visit_referrers r
+    join unnest(${d.codes}::text[], ${d.days}::date[]) as v(code, day) on r.code = v.code and r.day = v.day`
+  const capped = capReferrers(known, r, MAX_REFERRER_HOSTS)
+  await tx`
+    insert into visit_referrers (code, day, host, visits)
+    select v.code, v.day, v.host, v.n
+    from unnest(${capped.codes}::text[], ${capped.days}::date[], ${capped.hosts}::text[], ${capped.visits}::int[])
+      as v(code, day, host, n)
+    join links on links.code = v.code and links.deleted_at is null
+    order by v.code, v.day, v.host
+    on conflict (code, day, host) do update set visits = visit_referrers.visits + excluded.visits`
+  const h = b.hashes
+  if (h.codes.length === 0) return
+  await tx`
+    insert into visit_hashes (day, code, hash)
+    select v.day, v.code, decode(v.hash, 'hex')
+    from unnest(${h.days}::date[], ${h.codes}::text[], ${h.hashes}::text[]) as v(day, code, hash)
+    join links on links.code = v.code and links.deleted_at is null
+    on conflict do nothing`
 }
 
 /**
@@ -139,6 +153,7 @@ export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string): P
     await tx`delete from visit_salts where day < ${reduceBefore}::date`
     await tx`delete from visit_days where day < ${keepFrom}::date`
     await tx`delete from visit_referrers where day < ${keepFrom}::date`
+    await tx`delete from visit_flushes where at < now() - interval '2 days'`
     return true
   })
 }

@@ -186,40 +186,59 @@ export class VisitTally {
     return taken
   }
 
-  /** A failed batch goes back into what is pending, merged with what was counted since. */
+  /** A batch that was surely not written goes back into what is pending, merged with what was counted since. */
   putBack(batch: Map<string, Pending>): void {
-    for (const [code, p] of batch) {
-      const now = this.#pending.get(code)
-      if (now === undefined) {
-        this.#pending.set(code, p)
-        for (const d of p.days.values()) this.#visitors += countVisitors(d)
+    this.#visitors += mergeInto(this.#pending, batch)
+  }
+}
+
+/** The batches as one, copied: the originals are left as they are (a flush may try them again). */
+export function merged(batches: ReadonlyArray<Map<string, Pending>>): Map<string, Pending> {
+  const into = new Map<string, Pending>()
+  for (const batch of batches) mergeInto(into, batch, true)
+  return into
+}
+
+/** Adds `from` to `into`; returns how many visitors were new to it. `copy`: share nothing with `from`. */
+function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy = false): number {
+  let added = 0
+  for (const [code, p] of from) {
+    let now = into.get(code)
+    if (now === undefined) {
+      if (!copy) {
+        into.set(code, p)
+        for (const d of p.days.values()) added += countVisitors(d)
         continue
       }
-      now.count += p.count
-      now.lastAtMs = Math.max(now.lastAtMs, p.lastAtMs)
-      for (const [dayNumber, d] of p.days) {
-        const into = now.days.get(dayNumber)
-        if (into === undefined) {
+      into.set(code, (now = { count: 0, lastAtMs: 0, days: new Map() }))
+    }
+    now.count += p.count
+    now.lastAtMs = Math.max(now.lastAtMs, p.lastAtMs)
+    for (const [dayNumber, d] of p.days) {
+      let day = now.days.get(dayNumber)
+      if (day === undefined) {
+        if (!copy) {
           now.days.set(dayNumber, d)
-          this.#visitors += countVisitors(d)
+          added += countVisitors(d)
           continue
         }
-        into.humans += d.humans
-        into.bots += d.bots
-        for (const [host, visits] of d.referrers) into.referrers.set(host, (into.referrers.get(host) ?? 0) + visits)
-        for (const [address, agents] of d.visitors) {
-          let seen = into.visitors.get(address)
-          if (seen === undefined) into.visitors.set(address, (seen = new Set()))
-          for (const agent of agents) {
-            if (seen.has(agent)) continue
-            seen.add(agent)
-            this.#visitors++
-          }
+        now.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Map() }))
+      }
+      day.humans += d.humans
+      day.bots += d.bots
+      for (const [host, visits] of d.referrers) day.referrers.set(host, (day.referrers.get(host) ?? 0) + visits)
+      for (const [address, agents] of d.visitors) {
+        let seen = day.visitors.get(address)
+        if (seen === undefined) day.visitors.set(address, (seen = new Set()))
+        for (const agent of agents) {
+          if (seen.has(agent)) continue
+          seen.add(agent)
+          added++
         }
       }
     }
   }
-
+  return added
 }
 
 const countVisitors = (d: DayPending): number => {

@@ -14,12 +14,14 @@ interface Written {
   params: unknown[][]
 }
 
-/** A tagged-template stand-in for postgres.js: records each statement, answers salts, can fail. */
+/** A tagged-template stand-in for postgres.js: records each statement, answers salts and flush ids, can fail. */
 function fakeSql(fail = () => false): { sql: Sql; written: Written } {
   const written: Written = { statements: [], params: [] }
   const tag = ((strings: TemplateStringsArray, ...params: unknown[]) => {
     const text = strings.join('?').replace(/\s+/g, ' ').trim()
     if (text.includes('visit_salts')) return Promise.resolve([{ salt: Buffer.alloc(32, 7) }])
+    // Every flush id is new to it.
+    if (text.includes('visit_flushes')) return Promise.resolve((params[0] as string[]).map((id) => ({ id })))
     written.statements.push(text)
     written.params.push(params)
     return Promise.resolve([])
