@@ -1,6 +1,7 @@
 // Cache misses on the redirect path, gathered per event-loop turn into one query: under load a
 // statement per miss costs the database more than the look-ups themselves, and a burst of misses
 // for one code (after a cache clear) becomes a single read.
+import { isConnectionLost } from '../db/errors.js'
 import type { Sql } from '../db/types.js'
 import { findLocations } from './queries.js'
 import { NO_EXPIRY } from './redirect-cache.js'
@@ -41,7 +42,9 @@ export class LocationLoader {
     if (this.#pending.size === 0) return
     const batch = this.#pending
     this.#pending = new Map()
-    findLocations(this.sql, [...batch.keys()]).then(
+    const codes = [...batch.keys()]
+    // A read that met a killed connection is sent once more: the pool opens a fresh one.
+    findLocations(this.sql, codes).catch((err: unknown) => (isConnectionLost(err) ? findLocations(this.sql, codes) : Promise.reject(err))).then(
       (rows) => {
         const found = new Map(rows.map((r) => [r.code, { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, disabled: r.disabled }]))
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
