@@ -10,6 +10,7 @@ import { SessionCache } from './auth/session-cache.js'
 import { deleteExpiredSessions } from './auth/sessions.js'
 import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
+import { Circuit } from './db/circuit.js'
 import { openDatabase } from './db/open.js'
 import type { Database } from './db/types.js'
 import { WriteHealth } from './health.js'
@@ -95,6 +96,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     started.push(() => passwords.close())
     await passwords.start()
     const writes = new WriteHealth()
+    const circuit = new Circuit()
     let registry: Registry | undefined
     if (config.metricsPort !== undefined) {
       ;({ metrics, registry } = createMetrics({
@@ -104,7 +106,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         database: () => ({ poolMax: db.poolMax, waiting: Deadline.waiting, statements: db.statements() }),
       }))
     }
-    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, writes, metrics })
+    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, metrics })
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
@@ -127,7 +129,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       limiter,
       cache,
       sessions,
-      locations: new LocationLoader(db.sql),
+      locations: new LocationLoader(db.sql, circuit),
+      circuit,
       visits,
       writes,
       feedState: () => (feed === undefined ? 'none' : feed.listening ? 'up' : 'down'),

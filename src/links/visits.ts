@@ -8,7 +8,6 @@ import { hash, randomUUID } from 'node:crypto'
 import type { BlockList } from 'node:net'
 import { isConnectionError } from '../db/errors.js'
 import type { Sql } from '../db/types.js'
-import type { WriteHealth } from '../health.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
 import { daySalt, writeVisitFlush, type VisitBatch } from './stats-queries.js'
@@ -22,8 +21,6 @@ export interface VisitOptions {
   /** per-day statistics (VISIT_STATS); off: only each link's total */
   stats: boolean
   trustProxy: BlockList | undefined
-  /** told how each flush went, for /healthz */
-  writes?: WriteHealth
   /** told how long each flush took, and of flushes the database refused */
   metrics?: Pick<Metrics, 'visitFlush' | 'databaseError'>
 }
@@ -83,10 +80,8 @@ export class VisitCounter {
       const rowsFor = (recorded: ReadonlySet<string>) => this.#toRows(merged(attempt.filter((a) => recorded.has(a.id)).map((a) => a.batch)), salts)
       await writeVisitFlush(this.sql, attempt.map((a) => a.id), rowsFor, () => (committing = true))
       this.#unsure = []
-      this.options.writes?.record(true)
       this.options.metrics?.visitFlush((performance.now() - started) / 1000)
     } catch (err) {
-      this.options.writes?.record(false)
       if (isConnectionError(err)) this.options.metrics?.databaseError()
       if (committing) {
         this.#unsure = attempt

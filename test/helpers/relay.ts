@@ -1,5 +1,6 @@
 // A TCP relay between the service and PostgreSQL, for tests that take the database away:
-// cut() closes every connection (the service sees resets), pause() silently stops forwarding
+// cut() closes every connection (the service sees resets), pause() silently stops forwarding on
+// every connection, new ones too
 // (a network that drops packets: nothing closes, nothing arrives).
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { Transform } from 'node:stream'
@@ -12,6 +13,7 @@ export class Relay {
   closing = false
   /** the first answer from the database that contains these bytes is dropped, and its connection reset */
   #cutAt: Buffer | undefined
+  #paused = false
 
   constructor(
     readonly host: string,
@@ -53,7 +55,9 @@ export class Relay {
       })
       this.filters.set(upstream, answers)
       upstream.once('close', () => this.filters.delete(upstream))
-      client.pipe(upstream).pipe(answers).pipe(client)
+      answers.pipe(client)
+      // While paused, a new connection is silent too (the database looks gone, not busy).
+      if (!this.#paused) client.pipe(upstream).pipe(answers)
     })
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve))
     this.port = (this.server.address() as { port: number }).port
@@ -65,6 +69,7 @@ export class Relay {
   }
 
   pause(): void {
+    this.#paused = true
     for (const [client, upstream] of this.pairs) {
       client.unpipe(upstream)
       upstream.unpipe(this.filters.get(upstream))
@@ -74,6 +79,7 @@ export class Relay {
   }
 
   resume(): void {
+    this.#paused = false
     for (const [client, upstream] of this.pairs) client.pipe(upstream).pipe(this.filters.get(upstream)!)
   }
 
