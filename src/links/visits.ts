@@ -1,6 +1,6 @@
 // Visit counting: tallied in memory on the redirect path (visit-tally.ts) and written in batches,
 // one transaction per flush: each link's total and, per UTC day, its humans and bots, referrer
-// hosts and the hashes of its distinct human visitors. A flush that surely failed puts its counts
+// hosts and a sketch of its distinct human visitors (sketch.ts). A flush that surely failed puts its counts
 // back for the next one; one that may have committed (it failed at the COMMIT) is tried again
 // under the same id, which the database remembers: nothing is counted twice. A crash loses at
 // most one interval.
@@ -10,11 +10,9 @@ import { isConnectionError } from '../db/errors.js'
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
+import { addHash, emptySketch } from './sketch.js'
 import { daySalt, writeVisitFlush, type VisitBatch } from './stats-queries.js'
 import { DAY_MS, merged, VisitTally, type Pending, type Visitor } from './visit-tally.js'
-
-/** Hex digits of a visitor hash kept: 16 bytes. */
-const HASH_HEX = 32
 
 export interface VisitOptions {
   flushMs: number
@@ -93,13 +91,13 @@ export class VisitCounter {
     }
   }
 
-  /** The batch as rows, in code then day order; visitors hashed under their day's salt. */
+  /** The batch as rows, in code then day order; visitors hashed under their day's salt into sketches. */
   #toRows(batch: Map<string, Pending>, salts: ReadonlyMap<number, string>): VisitBatch {
     const rows: VisitBatch = {
       links: { codes: [], counts: [], lastAt: [] },
       days: { codes: [], days: [], humans: [], bots: [] },
       referrers: { codes: [], days: [], hosts: [], visits: [] },
-      hashes: { codes: [], days: [], hashes: [] },
+      sketches: { codes: [], days: [], sketches: [] },
     }
     for (const [code, p] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       rows.links.codes.push(code)
@@ -118,17 +116,17 @@ export class VisitCounter {
           rows.referrers.visits.push(visits)
         }
         if (d.visitors.size === 0) continue
+        // The day's sketch of this batch's visitors; the flush merges it into the stored one.
         const salt = salts.get(dayNumber)!
-        for (const [address, agents] of d.visitors) {
-          for (const agent of agents) {
-            rows.hashes.codes.push(code)
-            rows.hashes.days.push(day)
-            // SHA-256 of secret salt, code and visitor (the salt first and of fixed length, so
-            // no input can pass for another); the code in it keeps one visitor's hashes on two
-            // links apart. crypto.hash is one call, a third of createHmac's cost per visitor.
-            rows.hashes.hashes.push(hash('sha256', `${salt}\n${code}\n${address}\n${agent}`, 'hex').slice(0, HASH_HEX))
-          }
+        const sketch = emptySketch()
+        for (const who of d.visitors) {
+          // SHA-256 of secret salt, code and visitor (the salt first and of fixed length, so no
+          // input can pass for another): a link's registers say nothing of another's.
+          addHash(sketch, hash('sha256', `${salt}\n${code}\n${who}`, 'buffer') as unknown as Buffer)
         }
+        rows.sketches.codes.push(code)
+        rows.sketches.days.push(day)
+        rows.sketches.sketches.push(Buffer.from(sketch).toString('hex'))
       }
     }
     return rows
