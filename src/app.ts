@@ -89,8 +89,11 @@ export function pathOf(target: string): string {
   return m === null ? path : (m[1] ?? '/')
 }
 
-/** A request that (when it succeeds) wrote to the database; its outcome tells /healthz about writes. */
-const writes = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 'HEAD'
+/**
+ * A request that (when it succeeds) wrote links: its outcome tells /healthz about the writes that
+ * matter. Other writes (a registration, a login) may succeed while links cannot be written.
+ */
+const writes = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 'HEAD' && pathOf(req.url ?? '').startsWith('/api/v1/links')
 
 export interface App {
   listener: RequestListener
@@ -124,7 +127,7 @@ export function createApp(deps: Deps): App {
     const { value: handlerRoute } = match
     // Every wait on the database below runs against one budget (DB_TIMEOUT_MS): no request waits
     // for a database that does not answer longer than that.
-    const deadline = new Deadline(config.dbTimeoutMs)
+    const deadline = new Deadline(config.dbTimeoutMs, deps.circuit)
     if (handlerRoute.rateLimited) {
       let decision: Decision
       try {

@@ -24,8 +24,6 @@ export const TABLES: readonly Table[] = [
   { name: 'links', key: ['code'] },
   { name: 'visit_days', key: ['code', 'day'] },
   { name: 'visit_referrers', key: ['code', 'day', 'host'] },
-  // Today's distinct visitors; without them today's unique count would start again from zero.
-  { name: 'visit_hashes', key: ['day', 'code', 'hash'] },
   // Manual entries and threat-feed entries alike, with the feeds' state (a refresh resumes from it).
   { name: 'blocked_hosts', key: ['host', 'source'], optional: true },
   { name: 'blocklist_sources', key: ['name'], optional: true },

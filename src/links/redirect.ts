@@ -121,10 +121,14 @@ function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
   const cached = cache.get(code)
   if (cached !== undefined) return cached
   const epoch = cache.epoch // taken before the batch is sent, so a write in between keeps its result out
-  return deps.locations.load(code).then((target) => {
-    cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
-    return knownOf(target, Date.now())
-  })
+  return deps.locations.load(code).then(
+    (target) => {
+      cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
+      return knownOf(target, Date.now())
+    },
+    // After the change feed came back, what the cache held answers until a read succeeds.
+    (err: unknown) => cache.stale(code) ?? Promise.reject(err),
+  )
 }
 
 /** Counts the decision in the metrics, once, whichever path answers it. */
