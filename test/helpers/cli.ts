@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process'
 import * as assert from 'uvu/assert'
 import { resolve } from 'node:path'
 import { freshDataDir, startServer, type TestServer } from './server.js'
+import { TEST_ENV } from './test-env.js'
 
 const CLI = resolve('build/src/cli.js')
 
@@ -41,11 +42,8 @@ export function cliEnv(dataDir: string | undefined, extra: Record<string, string
     : { DATA_DIR: dataDir, ...extra }
 }
 
-// A cheap hash: the CLI tests check behaviour, not strength (as the test servers do).
-const CHEAP_HASH = { ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1' }
-
 /** The CLI against the test database: DATABASE_URL if set, else the embedded `dataDir`. */
-export const admin = (dataDir: string | undefined, args: string[], input = ''): Promise<CliResult> => runCli(args, cliEnv(dataDir, CHEAP_HASH), input)
+export const admin = (dataDir: string | undefined, args: string[], input = ''): Promise<CliResult> => runCli(args, cliEnv(dataDir, TEST_ENV), input)
 
 /** The JSON lines the CLI logged on stderr (its admin actions). */
 export const adminLog = (r: CliResult): Array<Record<string, unknown>> =>

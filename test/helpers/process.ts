@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 import { until } from './wait.js'
+import { TEST_ENV } from './test-env.js'
 
 const SERVER = new URL('../../src/server.js', import.meta.url).pathname
 
@@ -38,7 +39,7 @@ export async function spawnServer(env: Record<string, string>, workers = 1): Pro
   const port = await freePort()
   const lines: Line[] = []
   const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...TEST_ENV, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))

@@ -12,6 +12,7 @@ import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
 import { createLogger } from '../../src/log.js'
 import { startService, type Service } from '../../src/service.js'
 import { sleep } from './wait.js'
+import { TEST_ENV } from './test-env.js'
 
 /** The test build's web app (scripts/test.sh builds it there) */
 export const APP_DIR = resolve('build/app')
@@ -53,13 +54,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     // Tests speak from 127.0.0.1 and pick a client address with X-Forwarded-For, so that
     // suites do not share one rate-limit bucket.
     TRUST_PROXY: '127.0.0.1',
-    // A cheap hash: these tests check behaviour, not strength (the login bench uses the defaults).
-    ARGON2_MEMORY_KIB: '64',
-    ARGON2_ITERATIONS: '1',
+    ...TEST_ENV,
     LOG_LEVEL: 'debug',
-    // Many tests create more links at once than an account may a minute (LINK_CREATE_PER_MINUTE);
-    // the tests of that limit set it themselves ('' is the default).
-    LINK_CREATE_PER_MINUTE: '100000',
     ...env,
   })
   const logs: string[] = []
