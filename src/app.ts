@@ -27,7 +27,8 @@ import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
 import { redirect, servePlain, type Answered } from './links/redirect.js'
 import { REDIRECT_PREFIX } from './links/short-code.js'
-import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
+import { createLink, createLinks, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
+import { getDeliveries, getWebhook, getWebhooks, patchWebhook, postRetry, postWebhook, removeWebhook, testWebhook } from './webhooks/routes.js'
 import { getStats } from './links/stats.js'
 import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
@@ -61,11 +62,20 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('DELETE', '/api/v1/users/me', authed(deleteMe))
     .add('GET', '/api/v1/links', authed(getLinks))
     .add('POST', '/api/v1/links', authed(createLink, 'json'))
+    .add('POST', '/api/v1/links/bulk', authed(createLinks, 'json'))
     .add('GET', '/api/v1/links/:code', authed(getLink))
     .add('PATCH', '/api/v1/links/:code', authed(patchLink, 'json'))
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
     .add('GET', '/api/v1/links/:code/stats', authed(getStats))
     .add('GET', '/api/v1/links/:code/qr', authed(getQr))
+    .add('GET', '/api/v1/webhooks', authed(getWebhooks))
+    .add('POST', '/api/v1/webhooks', authed(postWebhook, 'json'))
+    .add('GET', '/api/v1/webhooks/:id', authed(getWebhook))
+    .add('PATCH', '/api/v1/webhooks/:id', authed(patchWebhook, 'json'))
+    .add('DELETE', '/api/v1/webhooks/:id', authed(removeWebhook))
+    .add('POST', '/api/v1/webhooks/:id/test', authed(testWebhook))
+    .add('GET', '/api/v1/webhooks/:id/deliveries', authed(getDeliveries))
+    .add('POST', '/api/v1/webhooks/:id/deliveries/:delivery/retry', authed(postRetry))
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
   if (deps.config.serveApp) {
     const file = (ctx: Ctx) => deps.appFiles!.reply(ctx.param, ctx.req.headers['if-none-match'], ctx.req.headers['accept-encoding'])
