@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # npm test: type-check and compile (strict), then run every test under c8 with a 90% line floor.
-# Uses the embedded database unless DATABASE_URL is set.
+# Uses the embedded database unless DATABASE_URL is set, and the first `node` in PATH
+# (scripts/node-line.sh fetches another line: PATH="$(scripts/node-line.sh 26):$PATH" npm test).
+# `npm test -- http cli` runs only those folders of test/ (unit, http, cli, browser); the line
+# floor is for the whole suite, so a part reports its coverage without checking it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+parts=("$@")
+for part in "${parts[@]}"; do
+  [ -d "test/$part" ] || { echo "test.sh: no test folder test/$part" >&2; exit 2; }
+done
+db='the embedded database'
+[ -z "${DATABASE_URL:-}" ] || db=PostgreSQL   # never the URL: it may hold a password
+echo "npm test: Node.js $(node --version), $db, ${parts[*]:-every test}"
 rm -rf build coverage
 npx tsc -p tsconfig.json
 # The web app, where the test servers serve it from (test/helpers/server.ts APP_DIR)
 node scripts/build-app.mjs build/app
-npx c8 uvu build/test '\.test\.js$'
+if [ ${#parts[@]} -eq 0 ]; then
+  npx c8 uvu build/test '\.test\.js$'
+else
+  npx c8 --check-coverage=false uvu build/test "^($(IFS='|'; echo "${parts[*]}"))/.*\\.test\\.js$"
+fi

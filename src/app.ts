@@ -81,7 +81,6 @@ function buildRouter(deps: Deps): Router<Route> {
     const file = (ctx: Ctx) => deps.appFiles!.reply(ctx.param, ctx.req.headers['if-none-match'], ctx.req.headers['accept-encoding'])
     router
       .add('GET', '/app', open(() => ({ status: 301, headers: { location: `${deps.baseUrl}/app/` } })))
-      .add('GET', '/app/', open(file))
       .add('GET', '/app/*path', open(file))
   }
   return router

@@ -42,9 +42,10 @@ export class Router<T> {
 
   /**
    * `path` is static ("/api/v1/links") or has one parameter segment, last ("/r/:code") or
-   * followed by a static rest ("/api/v1/links/:code/qr"), or ends in "/*name": any non-empty
-   * rest of the path, slashes included ("/app/*path"), or has two parameter segments
-   * ("/api/v1/webhooks/:id/deliveries/:delivery/retry"; the parameter is then "id/delivery").
+   * followed by a static rest ("/api/v1/links/:code/qr"), or ends in "/*name": any rest of the
+   * path, slashes included, or none ("/app/*path" serves "/app/" too),
+   * or has two parameter segments ("/api/v1/webhooks/:id/deliveries/:delivery/retry"; the
+   * parameter is then "id/delivery").
    */
   add(method: string, path: string, value: T): this {
     const params = path.split('/:').length - 1
@@ -79,7 +80,7 @@ export class Router<T> {
       }
       for (const r of this.#rests) {
         if (entry !== undefined) break
-        if (path.length > r.prefix.length && path.startsWith(r.prefix)) {
+        if (path.startsWith(r.prefix)) {
           entry = r.entry
           param = path.slice(r.prefix.length)
         }

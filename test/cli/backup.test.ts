@@ -99,7 +99,7 @@ writeFileSync(ENV_FILE, '# the service configuration\nLOG_LEVEL=info\n')
 function machine(extra: Record<string, string>): Record<string, string> {
   return {
     '/usr/local/sbin/link-service': join(BIN, 'link-service'),
-    '/usr/bin/node': process.execPath,
+    '/usr/local/bin/node': process.execPath,
     '/opt/link-service/dist/cli.js': resolve('build/src/cli.js'),
     '/etc/link-service/env': ENV_FILE,
     '/var/backups/link-service': join(TMP, 'backups'),

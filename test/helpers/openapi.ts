@@ -32,12 +32,12 @@ const deref = (node: any): { node: any; pointer: string | undefined } => {
   return { node: pointer.split('/').slice(1).reduce((n: any, p: string) => n[p.replace(/~1/g, '/').replace(/~0/g, '~')], openApi), pointer }
 }
 
-/** The document's path template for a request path, or undefined. `{path}` (the web app's) spans slashes. */
+/** The document's path template for a request path, or undefined. `{path}` (the web app's) spans slashes, or is empty. */
 export function templateOf(path: string): string | undefined {
   if (openApi.paths[path] !== undefined) return path
   return Object.keys(openApi.paths).find((t) => {
     if (!t.includes('{')) return false
-    const re = new RegExp(`^${t.replace(/\./g, '\\.').replace(/\{path\}/g, '.+').replace(/\{[^}]+\}/g, '[^/]+')}$`)
+    const re = new RegExp(`^${t.replace(/\./g, '\\.').replace(/\{path\}/g, '.*').replace(/\{[^}]+\}/g, '[^/]+')}$`)
     return re.test(path)
   })
 }

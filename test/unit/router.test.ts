@@ -123,14 +123,23 @@ test('adding the same method twice keeps the last value and one Allow entry', ()
 })
 
 // The web app's client routes (/app/links/aZ3kP9qR/edit) all reach its one handler
-test('a rest route yields the whole non-empty rest of the path, after static and parameter routes', () => {
-  const r = new Router<string>().add('GET', '/app/', 'index').add('GET', '/app/*path', 'files').add('GET', '/app/:one', 'one')
+test('a rest route yields the whole rest of the path, after static and parameter routes', () => {
+  const r = new Router<string>().add('GET', '/app/about', 'about').add('GET', '/app/*path', 'files').add('GET', '/app/:one', 'one')
   assert.equal(r.find('GET', '/app/links/aZ3kP9qR/edit'), { found: true, value: 'files', param: 'links/aZ3kP9qR/edit', path: '/app/*path' })
   assert.equal(r.find('GET', '/app/x'), { found: true, value: 'one', param: 'x', path: '/app/:one' })
-  assert.equal(r.find('GET', '/app/'), { found: true, value: 'index', param: '', path: '/app/' })
+  assert.equal(r.find('GET', '/app/about'), { found: true, value: 'about', param: '', path: '/app/about' })
   assert.equal(r.find('GET', '/app'), { found: false, allow: null })
+  assert.equal(r.find('GET', '/appx/y'), { found: false, allow: null })
   assert.equal(r.find('POST', '/app/a/b'), { found: false, allow: 'GET, HEAD' })
-  assert.equal(r.routes().map((x) => x.path), ['/app/', '/app/:one', '/app/*path'])
+  assert.equal(r.routes().map((x) => x.path), ['/app/about', '/app/:one', '/app/*path'])
+})
+
+// The document has no path with a trailing slash: "/app/" is "/app/{path}" with an empty path.
+test('a rest route also takes the empty rest: "/app/*path" serves "/app/" with param ""', () => {
+  const r = new Router<string>().add('GET', '/app/*path', 'files')
+  assert.equal(r.find('GET', '/app/'), { found: true, value: 'files', param: '', path: '/app/*path' })
+  assert.equal(r.find('HEAD', '/app/'), { found: true, value: 'files', param: '', path: '/app/*path' })
+  assert.equal(r.find('GET', '/app'), { found: false, allow: null })
 })
 
 test.run()
