@@ -9,12 +9,15 @@ import type { Sql } from '../db/types.js'
 import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
 import { announceExpired, claimDue, deleteOldDeliveries, recordAttempt, type Claimed } from './queries.js'
+import { settlesWithin } from '../time-limit.js'
 import { postWebhook } from './send.js'
 import { sign } from './signature.js'
 
 const RETENTION_EVERY_MS = 10 * 60_000
 /** The poll without LISTEN: the embedded database */
 const EMBEDDED_POLL_MS = 1_000
+/** How long a stop lets requests under way finish */
+const STOP_WAIT_MS = 1_000
 
 export class WebhookDeliverer {
   #running = 0
@@ -132,8 +135,9 @@ export class WebhookDeliverer {
     this.#stopped = true
     clearInterval(this.#timer)
     clearInterval(this.#sweep)
-    await this.#unlisten?.().catch(() => {})
-    // In-flight requests end within their 10 s limit; shutdown bounds this step anyway.
-    await Promise.allSettled([...this.#inFlight])
+    // Neither waits on a database that may be gone: closing the pool ends the listener, and an
+    // attempt not recorded is sent again once its lease runs out (at least once).
+    void this.#unlisten?.().catch(() => {})
+    await settlesWithin(Promise.allSettled([...this.#inFlight]), STOP_WAIT_MS)
   }
 }
