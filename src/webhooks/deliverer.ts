@@ -3,6 +3,8 @@
 // listen on). At most `concurrency` requests at once per node; nothing here runs on a request's
 // path. At least once: a delivery is marked done only after its endpoint answered 2xx, so a node
 // that dies mid-way leaves it to another node once its lease runs out.
+import { Agent as HttpAgent } from 'node:http'
+import { Agent as HttpsAgent } from 'node:https'
 import type { WebhookConfig } from '../config.js'
 import { WEBHOOK_CHANNEL } from '../db/channels.js'
 import type { Sql } from '../db/types.js'
@@ -28,6 +30,8 @@ export class WebhookDeliverer {
   #sweep: NodeJS.Timeout | undefined
   #unlisten: (() => Promise<void>) | undefined
   readonly #inFlight = new Set<Promise<void>>()
+  /** Connections kept alive between deliveries: a busy endpoint is not a new TCP (and TLS) handshake per event. */
+  readonly #agents: { http: HttpAgent; https: HttpsAgent }
 
   constructor(
     readonly sql: Sql,
@@ -35,7 +39,10 @@ export class WebhookDeliverer {
     readonly config: Readonly<WebhookConfig>,
     /** the base for short_url in link events */
     readonly baseUrl: () => string,
-  ) {}
+  ) {
+    const options = { keepAlive: true, maxSockets: config.concurrency, timeout: 30_000 }
+    this.#agents = { http: new HttpAgent(options), https: new HttpsAgent(options) }
+  }
 
   /** `listen`: a real PostgreSQL, where a notice wakes this node at once. */
   async start(listen: boolean, pollMs?: number): Promise<void> {
@@ -107,7 +114,7 @@ export class WebhookDeliverer {
     }
     const allowed = target.protocol === 'https:' || (target.protocol === 'http:' && this.config.allowHttp)
     const r = allowed
-      ? await postWebhook(target, headers, body, this.config.allowPrivate)
+      ? await postWebhook(target, headers, body, this.config.allowPrivate, this.#agents)
       : { error: `${target.protocol} endpoints are not allowed`, durationMs: 0 }
     await this.#record(c, { ok: r.error === undefined, status: r.status ?? null, error: r.error ?? null, durationMs: r.durationMs })
   }
@@ -139,5 +146,7 @@ export class WebhookDeliverer {
     // attempt not recorded is sent again once its lease runs out (at least once).
     void this.#unlisten?.().catch(() => {})
     await settlesWithin(Promise.allSettled([...this.#inFlight]), STOP_WAIT_MS)
+    this.#agents.http.destroy()
+    this.#agents.https.destroy()
   }
 }

@@ -3,8 +3,8 @@
 // followed (Node's client never follows one; a 3xx is a failure), 5 s to connect, 10 s in all,
 // and at most 1 KiB of the answer read.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns'
-import { request as httpRequest, type ClientRequest } from 'node:http'
-import { request as httpsRequest } from 'node:https'
+import { request as httpRequest, type Agent as HttpAgent, type ClientRequest } from 'node:http'
+import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
 import { isForbiddenAddress } from './address.js'
 
@@ -33,7 +33,17 @@ function safeLookup(allowPrivate: boolean): LookupFunction {
   }) as LookupFunction
 }
 
-export function postWebhook(target: URL, headers: Record<string, string>, body: string, allowPrivate: boolean): Promise<SendResult> {
+/**
+ * `agents`: keep-alive agents to reuse connections (each was checked when it was opened, by the
+ * same lookup hook); without them, one connection per request.
+ */
+export function postWebhook(
+  target: URL,
+  headers: Record<string, string>,
+  body: string,
+  allowPrivate: boolean,
+  agents?: { http: HttpAgent; https: HttpsAgent },
+): Promise<SendResult> {
   const started = performance.now()
   const done = (r: Omit<SendResult, 'durationMs'>): SendResult => ({ ...r, durationMs: Math.round(performance.now() - started) })
   const host = target.hostname.replace(/^\[|\]$/g, '')
@@ -42,24 +52,28 @@ export function postWebhook(target: URL, headers: Record<string, string>, body: 
   }
   return new Promise((resolve) => {
     let settled = false
-    const finish = (r: Omit<SendResult, 'durationMs'>) => {
+    /** `clean`: the answer was read to its end, so a kept-alive connection may serve again. */
+    const finish = (r: Omit<SendResult, 'durationMs'>, clean = false) => {
       if (settled) return
       settled = true
       clearTimeout(total)
       clearTimeout(connect)
       resolve(done(r))
-      req.destroy()
+      if (!clean) req.destroy()
     }
-    const request = target.protocol === 'https:' ? httpsRequest : httpRequest
+    const https = target.protocol === 'https:'
+    const request = https ? httpsRequest : httpRequest
     const req: ClientRequest = request(target, {
       method: 'POST',
-      agent: false,
+      agent: agents === undefined ? false : https ? agents.https : agents.http,
       lookup: safeLookup(allowPrivate),
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'link-service-webhooks' },
     })
     const connect = setTimeout(() => finish({ error: `no connection within ${CONNECT_MS / 1000} s` }), CONNECT_MS)
     const total = setTimeout(() => finish({ error: `no complete answer within ${TOTAL_MS / 1000} s` }), TOTAL_MS)
     req.on('socket', (socket) => {
+      // A kept-alive connection is already open (and was checked when it was).
+      if (!socket.connecting) return clearTimeout(connect)
       socket.once('connect', () => {
         clearTimeout(connect)
         // The lookup hook checked this address already; an IP literal was checked above.
@@ -77,7 +91,7 @@ export function postWebhook(target: URL, headers: Record<string, string>, body: 
         kept += chunk.length
         if (kept >= KEEP_BYTES) finish(outcome) // the rest is not read
       })
-      res.on('end', () => finish(outcome))
+      res.on('end', () => finish(outcome, true))
       res.on('error', () => finish(outcome))
     })
     req.end(body)
