@@ -24,9 +24,10 @@ export const TABLES: readonly Table[] = [
   { name: 'links', key: ['code'] },
   { name: 'visit_days', key: ['code', 'day'] },
   { name: 'visit_referrers', key: ['code', 'day', 'host'] },
-  // Today's distinct visitors; without them today's unique count would start again from zero.
-  { name: 'visit_hashes', key: ['day', 'code', 'hash'] },
-  { name: 'blocked_hosts', key: ['host'], optional: true },
+  // Manual entries and threat-feed entries alike, with the feeds' state (a refresh resumes from it).
+  { name: 'blocked_hosts', key: ['host', 'source'], optional: true },
+  { name: 'blocklist_sources', key: ['name'], optional: true },
+  { name: 'reports', key: ['id'], optional: true },
 ]
 
 export interface Header {

@@ -1,9 +1,9 @@
 // /api/v1/links (contract §4): the JSON API of links. The redirect itself lives in redirect.ts.
 import { sessionOf, type Ctx } from '../context.js'
-import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, unauthorized, urlBlocked } from '../http/errors.js'
+import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, rateLimited, unauthorized, urlBlocked } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { deleteLink, findLink, insertLink, insertLinks, listLinks, updateLink, type LinkRow } from './queries.js'
-import { codeParam, shortUrl } from './short-code.js'
+import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import { parseLinkChange, parseLinkCreate, toLocation, type LinkInput } from './validate.js'
 
@@ -12,7 +12,7 @@ export const MAX_LINKS_PER_ACCOUNT = 50
 export const MAX_BULK_ITEMS = 50
 
 /** What the link routes may touch. */
-type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl'>
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config'>
 
 const present = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
@@ -26,15 +26,30 @@ const present = (baseUrl: string, link: LinkRow) => ({
   disabled: link.disabled,
 })
 
+/**
+ * A url that leads to one of our own short links hides its destination behind a chain (and would
+ * escape the block list): 422 on the url field. Ours: the host of BASE_URL, whatever the scheme
+ * or port, and a path under /r/.
+ */
+function refuseOwnShortLink(url: string, baseUrl: string): void {
+  if (hostOf(url) === hostOf(baseUrl) && new URL(url).pathname.startsWith(REDIRECT_PREFIX)) {
+    throw invalidFields([{ field: 'url', code: 'INVALID', message: `must not point at a short link of this service (${baseUrl}${REDIRECT_PREFIX}...)` }])
+  }
+}
+
 export async function createLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const input = parseLinkCreate(ctx.body)
-  const { sql, cache, baseUrl } = ctx.deps
-  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url) }, MAX_LINKS_PER_ACCOUNT)
+  const { sql, cache, baseUrl, config } = ctx.deps
+  refuseOwnShortLink(input.url, baseUrl)
+  // The account's creates a minute are taken in the same statement, across every node (create_link).
+  const allowance = { perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours }
+  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url) }, MAX_LINKS_PER_ACCOUNT, allowance)
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked()
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
   if (result === 'taken') throw codeTaken()
+  if ('retryAfterSeconds' in result) throw rateLimited(result.retryAfterSeconds)
   cache.invalidate(result.code)
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
@@ -60,7 +75,9 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   const checked: Array<LinkInput | HttpError> = items.map((item: unknown) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return invalidFields([{ field: 'item', code: 'TYPE', message: 'must be an object' }])
     try {
-      return parseLinkCreate(item as Record<string, unknown>)
+      const input = parseLinkCreate(item as Record<string, unknown>)
+      refuseOwnShortLink(input.url, ctx.deps.baseUrl)
+      return input
     } catch (err) {
       if (err instanceof HttpError) return err
       throw err
@@ -104,6 +121,7 @@ export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
+  if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
   const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, expiresAt }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === 'not-found') throw linkNotFound()

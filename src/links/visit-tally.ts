@@ -17,11 +17,6 @@ const FOLD_EVERY = 4_096
 const MAX_PENDING_HOSTS = 100
 /** Distinct visitors kept between flushes (a long database outage); more are not counted. */
 const MAX_PENDING_VISITORS = 100_000
-/**
- * How much of a User-Agent tells visitors apart: real ones are shorter, and a flood of 16 KiB
- * agents cannot make the pending visitors large (100,000 × 300 bytes at most).
- */
-const AGENT_CHARS = 256
 /** Entries of the folds' memos (agent → bot?, Referer → host, peer and forwarded → address) before they start afresh. */
 const MEMO_ENTRIES = 20_000
 /** Longer header values are worked out each time rather than kept (a memo of 16 KiB keys would be large). */
@@ -31,8 +26,8 @@ export interface DayPending {
   humans: number
   bots: number
   referrers: Map<string, number>
-  /** human visitors: client address → user agents; hashed only when written */
-  visitors: Map<string, Set<string>>
+  /** human visitors, by visitorKey (their client address); hashed only when written */
+  visitors: Set<string>
 }
 
 export interface Pending {
@@ -71,7 +66,7 @@ export class VisitTally {
   readonly #memo = {
     bots: new Map<string | undefined, boolean>(),
     hosts: new Map<string | undefined, string>(),
-    addresses: new Map<string | undefined, Map<string | undefined, string>>(),
+    visitors: new Map<string | undefined, Map<string | undefined, string>>(),
   }
   #visitors = 0
   #visitorsDropped = false
@@ -120,11 +115,11 @@ export class VisitTally {
     // memos last (MEMO_ENTRIES). Keys are the header strings themselves, never strings built
     // from them: V8 hashes a string once and keeps the hash, while a built key would be copied
     // and hashed again on every visit.
-    const { bots, hosts, addresses } = this.#memo
-    if (bots.size + hosts.size + addresses.size > MEMO_ENTRIES) {
+    const { bots, hosts, visitors } = this.#memo
+    if (bots.size + hosts.size + visitors.size > MEMO_ENTRIES) {
       bots.clear()
       hosts.clear()
-      addresses.clear()
+      visitors.clear()
     }
     for (let i = 0; i < n; i++) {
       const code = codes[i]!
@@ -136,7 +131,7 @@ export class VisitTally {
       if (!this.#stats) continue
       const dayNumber = Math.floor(at / DAY_MS)
       let day = p.days.get(dayNumber)
-      if (day === undefined) p.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Map() }))
+      if (day === undefined) p.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Set() }))
       const agent = agents[i]
       let bot = bots.get(agent)
       if (bot === undefined) {
@@ -159,19 +154,16 @@ export class VisitTally {
       }
       day.humans++
       const peer = peers[i]
-      let byForward = addresses.get(peer)
-      if (byForward === undefined) addresses.set(peer, (byForward = new Map()))
-      let address = byForward.get(forwarded[i])
-      if (address === undefined) byForward.set(forwarded[i], (address = clientAddress(peer, forwarded[i], this.#trustProxy)))
-      let agentsSeen = day.visitors.get(address)
-      if (agentsSeen === undefined) day.visitors.set(address, (agentsSeen = new Set()))
-      const who = agent!.length > AGENT_CHARS ? agent!.slice(0, AGENT_CHARS) : agent!
-      if (agentsSeen.has(who)) continue
+      let byForward = visitors.get(peer)
+      if (byForward === undefined) visitors.set(peer, (byForward = new Map()))
+      let who = byForward.get(forwarded[i])
+      if (who === undefined) byForward.set(forwarded[i], (who = visitorKey(clientAddress(peer, forwarded[i], this.#trustProxy))))
+      if (day.visitors.has(who)) continue
       if (this.#visitors >= MAX_PENDING_VISITORS) {
         this.#visitorsDropped = true
         continue
       }
-      agentsSeen.add(who)
+      day.visitors.add(who)
       this.#visitors++
     }
   }
@@ -186,44 +178,73 @@ export class VisitTally {
     return taken
   }
 
-  /** A failed batch goes back into what is pending, merged with what was counted since. */
+  /** A batch that was surely not written goes back into what is pending, merged with what was counted since. */
   putBack(batch: Map<string, Pending>): void {
-    for (const [code, p] of batch) {
-      const now = this.#pending.get(code)
-      if (now === undefined) {
-        this.#pending.set(code, p)
-        for (const d of p.days.values()) this.#visitors += countVisitors(d)
+    this.#visitors += mergeInto(this.#pending, batch)
+  }
+}
+
+/** The batches as one, copied: the originals are left as they are (a flush may try them again). */
+export function merged(batches: ReadonlyArray<Map<string, Pending>>): Map<string, Pending> {
+  const into = new Map<string, Pending>()
+  for (const batch of batches) mergeInto(into, batch, true)
+  return into
+}
+
+/** Adds `from` to `into`; returns how many visitors were new to it. `copy`: share nothing with `from`. */
+function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy = false): number {
+  let added = 0
+  for (const [code, p] of from) {
+    let now = into.get(code)
+    if (now === undefined) {
+      if (!copy) {
+        into.set(code, p)
+        for (const d of p.days.values()) added += countVisitors(d)
         continue
       }
-      now.count += p.count
-      now.lastAtMs = Math.max(now.lastAtMs, p.lastAtMs)
-      for (const [dayNumber, d] of p.days) {
-        const into = now.days.get(dayNumber)
-        if (into === undefined) {
+      into.set(code, (now = { count: 0, lastAtMs: 0, days: new Map() }))
+    }
+    now.count += p.count
+    now.lastAtMs = Math.max(now.lastAtMs, p.lastAtMs)
+    for (const [dayNumber, d] of p.days) {
+      let day = now.days.get(dayNumber)
+      if (day === undefined) {
+        if (!copy) {
           now.days.set(dayNumber, d)
-          this.#visitors += countVisitors(d)
+          added += countVisitors(d)
           continue
         }
-        into.humans += d.humans
-        into.bots += d.bots
-        for (const [host, visits] of d.referrers) into.referrers.set(host, (into.referrers.get(host) ?? 0) + visits)
-        for (const [address, agents] of d.visitors) {
-          let seen = into.visitors.get(address)
-          if (seen === undefined) into.visitors.set(address, (seen = new Set()))
-          for (const agent of agents) {
-            if (seen.has(agent)) continue
-            seen.add(agent)
-            this.#visitors++
-          }
-        }
+        now.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Set() }))
+      }
+      day.humans += d.humans
+      day.bots += d.bots
+      for (const [host, visits] of d.referrers) day.referrers.set(host, (day.referrers.get(host) ?? 0) + visits)
+      for (const who of d.visitors) {
+        if (day.visitors.has(who)) continue
+        day.visitors.add(who)
+        added++
       }
     }
   }
-
+  return added
 }
 
-const countVisitors = (d: DayPending): number => {
-  let n = 0
-  for (const agents of d.visitors.values()) n += agents.size
-  return n
+const countVisitors = (d: DayPending): number => d.visitors.size
+
+/**
+ * Who counts as one visitor: the client address alone, whatever User-Agent it sends, so no
+ * client can pass for many by varying it; an IPv6 address by its /64, which one subscriber
+ * holds whole. (Visitors behind one NAT count as one.)
+ */
+export function visitorKey(address: string): string {
+  if (!address.includes(':')) return address
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped !== null) return mapped[1]!
+  const [head = '', tail] = address.toLowerCase().split('::')
+  const groups = head === '' ? [] : head.split(':')
+  if (tail !== undefined) {
+    const after = tail === '' ? [] : tail.split(':')
+    groups.push(...Array<string>(Math.max(0, 8 - groups.length - after.length)).fill('0'), ...after)
+  }
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
 }
