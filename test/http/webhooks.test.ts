@@ -91,6 +91,22 @@ test('link.clicked: one event per link per flush, with the count and its split',
   assert.equal(d.referrers, { 'news.example': 3, direct: 1 })
 })
 
+test('link.disabled and link.enabled follow an operator (or reports) stopping a link and letting it go', async ({ srv, user, rx }) => {
+  const link = await newLink(srv.url, user.token)
+  const sql = srv.service.db.sql
+  // What `link-service link disable/enable` and a suspension by reports write (sql/0007, 0012).
+  await sql`update links set disabled_at = now(), disabled_reason = 'phishing' where code = ${link.code}`
+  await sql`update links set disabled_at = null, disabled_reason = null where code = ${link.code}`
+  await sql`update links set suspended_at = now() where code = ${link.code}`
+  const of = (type: string) => rx.of(type).filter((r) => r.event.data.code === link.code)
+  await until(3_000, () => of('link.disabled').length === 2 && of('link.enabled').length === 1)
+  const [byOperator, byReports] = of('link.disabled').sort((a, b) => a.event.timestamp.localeCompare(b.event.timestamp))
+  assert.equal([byOperator!.event.data.reason, byOperator!.event.data.disabled], ['phishing', true])
+  assert.match(byReports!.event.data.reason, /reported/)
+  assert.is(rx.of('link.enabled').filter((r) => r.event.data.code === link.code).length, 1)
+  assert.not.ok(rx.of('link.updated').some((r) => r.event.data.code === link.code), 'no link.updated for these')
+})
+
 test('link.expired is sent once, when the expiry passes', async ({ srv, user, rx }) => {
   const expires = new Date(Date.now() + 1_500).toISOString()
   const res = await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://example.com/soon', expires_at: expires } })
