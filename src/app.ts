@@ -28,7 +28,8 @@ import { getQr } from './links/qr.js'
 import { redirect, servePlain, type Answered } from './links/redirect.js'
 import { preview } from './links/visitor.js'
 import { REDIRECT_PREFIX } from './links/short-code.js'
-import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
+import { createLink, createLinks, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
+import { getDeliveries, getWebhook, getWebhooks, patchWebhook, postRetry, postWebhook, removeWebhook, testWebhook } from './webhooks/routes.js'
 import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
 import { openApiReply } from './openapi.js'
@@ -64,11 +65,20 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('DELETE', '/api/v1/users/me', authed(deleteMe))
     .add('GET', '/api/v1/links', authed(getLinks))
     .add('POST', '/api/v1/links', authed(createLink, 'json'))
+    .add('POST', '/api/v1/links/bulk', authed(createLinks, 'json'))
     .add('GET', '/api/v1/links/:code', authed(getLink))
     .add('PATCH', '/api/v1/links/:code', authed(patchLink, 'json'))
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
     .add('GET', '/api/v1/links/:code/stats', authed(getStats))
     .add('GET', '/api/v1/links/:code/qr', authed(getQr))
+    .add('GET', '/api/v1/webhooks', authed(getWebhooks))
+    .add('POST', '/api/v1/webhooks', authed(postWebhook, 'json'))
+    .add('GET', '/api/v1/webhooks/:id', authed(getWebhook))
+    .add('PATCH', '/api/v1/webhooks/:id', authed(patchWebhook, 'json'))
+    .add('DELETE', '/api/v1/webhooks/:id', authed(removeWebhook))
+    .add('POST', '/api/v1/webhooks/:id/test', authed(testWebhook))
+    .add('GET', '/api/v1/webhooks/:id/deliveries', authed(getDeliveries))
+    .add('POST', '/api/v1/webhooks/:id/deliveries/:delivery/retry', authed(postRetry))
     .add('POST', '/api/v1/reports', { handler: createReport, auth: false, body: 'json', rateLimited: false })
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
   if (deps.config.serveApp) {

@@ -48,6 +48,7 @@ export interface Config {
   /** the Prometheus listener's port (undefined: no metrics) and address */
   metricsPort: number | undefined
   metricsHost: string
+  webhooks: Readonly<WebhookConfig>
   /** threat feeds: files (absolute paths) and http(s) URLs, each named as given */
   blocklistSources: ReadonlyArray<{ name: string; location: string }>
   /** how often each feed is read again */
@@ -58,6 +59,21 @@ export interface Config {
   newAccountHours: number
   /** open reports from distinct addresses that suspend a link until an operator looks (0: off) */
   reportsSuspendAfter: number
+}
+
+export interface WebhookConfig {
+  /** the wait before each retry, in seconds; after the last, a delivery has failed */
+  retrySeconds: readonly number[]
+  /** how many days deliveries (and their attempts) are kept */
+  retentionDays: number
+  /** http:// endpoints are accepted (otherwise https only) */
+  allowHttp: boolean
+  /** endpoints may resolve to loopback, private, link-local or this machine's addresses */
+  allowPrivate: boolean
+  /** deliveries one node sends at the same time */
+  concurrency: number
+  /** how often a node looks for due deliveries without being woken */
+  pollMs: number
 }
 
 export class ConfigError extends Error {}
@@ -119,6 +135,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     sessionCacheMs: int(env, 'SESSION_CACHE_MS', 30_000, 0, 300_000),
     metricsPort,
     metricsHost: nonEmpty(env.METRICS_HOST) ?? '127.0.0.1',
+    webhooks: Object.freeze({
+      retrySeconds: Object.freeze(retrySchedule(env)),
+      retentionDays: int(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
+      allowHttp: oneOf(env, 'WEBHOOK_ALLOW_HTTP', ['on', 'off'] as const, 'off') === 'on',
+      allowPrivate: oneOf(env, 'WEBHOOK_ALLOW_PRIVATE', ['on', 'off'] as const, 'off') === 'on',
+      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 8, 1, 256),
+      pollMs: int(env, 'WEBHOOK_POLL_MS', 5_000, 100, 600_000),
+    }),
     blocklistSources: parseBlocklistSources(env.BLOCKLIST_SOURCES ?? ''),
     blocklistRefreshSeconds: int(env, 'BLOCKLIST_REFRESH_S', 3_600, 5, 604_800),
     linkCreatePerMinute: int(env, 'LINK_CREATE_PER_MINUTE', 30, 1, 100_000),
@@ -164,6 +188,20 @@ export function parseTrustProxy(value: string): BlockList | undefined {
     list.addSubnet(address, prefix, type)
   }
   return list
+}
+
+/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (Standard Webhooks' suggestion): some 27.5 h in all. */
+const DEFAULT_RETRY_SECONDS = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000]
+
+/** WEBHOOK_RETRY_SCHEDULE: seconds before each retry, comma-separated ("1,2,4"). */
+function retrySchedule(env: Env): number[] {
+  const raw = nonEmpty(env.WEBHOOK_RETRY_SCHEDULE)
+  if (raw === undefined) return DEFAULT_RETRY_SECONDS
+  const parts = raw.split(',').map((s) => s.trim())
+  if (parts.length > 20 || !parts.every((p) => /^\d+$/.test(p) && Number(p) >= 1 && Number(p) <= 86_400)) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated whole seconds, each from 1 to 86400')
+  }
+  return parts.map(Number)
 }
 
 /**

@@ -33,6 +33,7 @@ import { MemoryLeakyBuckets, PostgresLeakyBuckets, sweepStoredBuckets, type Leak
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
 import { countOpenReports } from './reports/queries.js'
 import { AppFiles } from './web/static-files.js'
+import { WebhookDeliverer } from './webhooks/deliverer.js'
 
 const SESSION_SWEEP_MS = 60_000
 // With SHUTDOWN_TIMEOUT_MS at its 10 s default, a stop takes at most 10 + 3 + 1 + 3 s: inside
@@ -51,6 +52,8 @@ export interface Service {
   db: Database
   /** the cross-node cache invalidation feed; only with a real PostgreSQL */
   feed: LinkChangeFeed | undefined
+  /** this node's webhook deliveries */
+  webhooks: WebhookDeliverer
   /** the threat feeds' refresh job, when BLOCKLIST_SOURCES lists any */
   blocklist: RefreshJob | undefined
   close(): Promise<void>
@@ -137,6 +140,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       blocklist = job
     }
 
+    const webhooks = new WebhookDeliverer(db.sql, log, config.webhooks, () => deps.baseUrl)
+
     const deps: Deps = {
       config,
       sql: db.sql,
@@ -199,6 +204,9 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     }
     const port = (server.address() as AddressInfo).port
     deps.baseUrl = baseUrlFor(config, port)
+    // Deliveries start once short_url can be written; stopped before the database closes.
+    started.push(() => webhooks.stop())
+    await webhooks.start(db.url !== undefined)
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
 
     let closing: Promise<void> | undefined
@@ -207,7 +215,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         await stopAccepting(server, app, conns, config.shutdownTimeoutMs)
         await stopAll(false)
       })())
-    return { server, url, metricsUrl, deps, db, feed, blocklist, close }
+    return { server, url, metricsUrl, deps, db, feed, webhooks, blocklist, close }
   } catch (err) {
     await stopAll(true)
     throw err

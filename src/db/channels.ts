@@ -6,3 +6,5 @@ export const LINK_CHANNEL = 'link_changed'
 export const FLUSH_ALL = '*'
 /** A session ended: the payload is its user's id (sent by a trigger, sql/0006_fewer_round_trips.sql). */
 export const SESSION_CHANNEL = 'session_ended'
+/** A webhook delivery was queued: wake the deliverers (sent by a trigger, sql/0013_webhooks.sql); no payload. */
+export const WEBHOOK_CHANNEL = 'webhook_pending'

@@ -43,6 +43,13 @@ export const usernameTaken = () => new HttpError(409, 'USERNAME_TAKEN', 'usernam
 export const codeTaken = () => new HttpError(409, 'CODE_TAKEN', 'code is already in use or was used before')
 export const linkLimitExceeded = (max: number) =>
   new HttpError(409, 'LINK_LIMIT_EXCEEDED', `an account may own at most ${max} links`)
+export const webhookNotFound = () => new HttpError(404, 'WEBHOOK_NOT_FOUND', 'no such webhook')
+export const deliveryNotFound = () => new HttpError(404, 'DELIVERY_NOT_FOUND', 'no such delivery of this webhook')
+export const webhookLimitExceeded = (max: number) =>
+  new HttpError(409, 'WEBHOOK_LIMIT_EXCEEDED', `an account may have at most ${max} webhooks`)
+/** A bulk item not created because another item of its atomic batch failed. */
+export const batchAborted = () =>
+  new HttpError(424, 'BATCH_ABORTED', 'not created: another item of this atomic batch failed')
 // 413 closes the connection: otherwise Node would drain the rest of the unread body to reuse the socket.
 export const bodyTooLarge = (max: number) =>
   new HttpError(413, 'REQUEST_BODY_TOO_LARGE', `request body is larger than ${max} bytes`, { connection: 'close' })

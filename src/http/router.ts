@@ -19,6 +19,15 @@ interface Pattern<T> {
   entry: Entry<T>
 }
 
+/** "prefix + segment + mid + segment + tail": two parameters, handed on as "first/second". */
+interface Pair<T> {
+  path: string
+  prefix: string
+  mid: string
+  tail: string
+  entry: Entry<T>
+}
+
 interface Rest<T> {
   path: string
   prefix: string
@@ -28,15 +37,19 @@ interface Rest<T> {
 export class Router<T> {
   readonly #static = new Map<string, Entry<T>>()
   readonly #patterns: Array<Pattern<T>> = []
+  readonly #pairs: Array<Pair<T>> = []
   readonly #rests: Array<Rest<T>> = []
 
   /**
    * `path` is static ("/api/v1/links") or has one parameter segment, last ("/r/:code") or
    * followed by a static rest ("/api/v1/links/:code/qr"), or ends in "/*name": any rest of the
-   * path, slashes included, or none ("/app/*path" serves "/app/" too).
+   * path, slashes included, or none ("/app/*path" serves "/app/" too),
+   * or has two parameter segments ("/api/v1/webhooks/:id/deliveries/:delivery/retry"; the
+   * parameter is then "id/delivery").
    */
   add(method: string, path: string, value: T): this {
-    const entry = path.includes('/*') ? this.#restEntry(path) : path.includes('/:') ? this.#patternEntry(path) : this.#staticEntry(path)
+    const params = path.split('/:').length - 1
+    const entry = path.includes('/*') ? this.#restEntry(path) : params === 2 ? this.#pairEntry(path) : params === 1 ? this.#patternEntry(path) : this.#staticEntry(path)
     entry.byMethod.set(method, value)
     entry.allow = allowHeader(entry.byMethod)
     return this
@@ -52,6 +65,17 @@ export class Router<T> {
           entry = p.entry
           param = path.slice(p.prefix.length, end)
           break
+        }
+      }
+      for (const p of this.#pairs) {
+        if (entry !== undefined) break
+        if (!path.startsWith(p.prefix) || !path.endsWith(p.tail) || path.length <= p.prefix.length + p.tail.length) continue
+        const middle = path.slice(p.prefix.length, path.length - p.tail.length)
+        const at = middle.indexOf(p.mid)
+        const [first, second] = [middle.slice(0, at), middle.slice(at + p.mid.length)]
+        if (at > 0 && second !== '' && !first.includes('/') && !second.includes('/')) {
+          entry = p.entry
+          param = `${first}/${second}`
         }
       }
       for (const r of this.#rests) {
@@ -71,7 +95,7 @@ export class Router<T> {
   /** Every method and path added, in the order added (HEAD is implied by GET). */
   routes(): Array<{ method: string; path: string }> {
     const all = [...this.#static].map(([path, entry]) => ({ path, entry }))
-    all.push(...this.#patterns, ...this.#rests)
+    all.push(...this.#patterns, ...this.#pairs, ...this.#rests)
     return all.flatMap(({ path, entry }) => [...entry.byMethod.keys()].map((method) => ({ method, path })))
   }
 
@@ -84,6 +108,17 @@ export class Router<T> {
   #restEntry(path: string): Entry<T> {
     let found = this.#rests.find((r) => r.path === path)
     if (found === undefined) this.#rests.push((found = { path, prefix: path.slice(0, path.indexOf('/*') + 1), entry: { path, byMethod: new Map(), allow: '' } }))
+    return found.entry
+  }
+
+  #pairEntry(path: string): Entry<T> {
+    let found = this.#pairs.find((p) => p.path === path)
+    if (found === undefined) {
+      const [prefix, second = '', third = ''] = path.split('/:')
+      const mid = second.slice(second.indexOf('/'))
+      const tail = third.includes('/') ? third.slice(third.indexOf('/')) : ''
+      this.#pairs.push((found = { path, prefix: `${prefix}/`, mid: `${mid}/`, tail, entry: { path, byMethod: new Map(), allow: '' } }))
+    }
     return found.entry
   }
 

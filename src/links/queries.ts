@@ -66,6 +66,42 @@ export async function insertLink(
   }
 }
 
+export type BulkOutcome = LinkRow | 'limit' | 'taken' | 'blocked' | 'aborted'
+
+/**
+ * Creates many links in one round trip (create_links in sql/0013_webhooks.sql), in order, under
+ * the owner's row lock: the cap holds across the batch. With `atomic`, any failure undoes every
+ * insert and the created ones come back 'aborted'.
+ */
+export async function insertLinks(
+  sql: Sql,
+  userId: string,
+  links: ReadonlyArray<UrlForms & { code?: string; expiresAt: Date | null }>,
+  maxLinks: number,
+  atomic: boolean,
+): Promise<BulkOutcome[] | 'no-user'> {
+  const codes = links.flatMap((l) =>
+    l.code !== undefined ? [l.code, ...Array<null>(GENERATE_ATTEMPTS - 1).fill(null)] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode))
+  const rows = await sql<{ r_outcome: string; r_code: string; r_created_at: Date; r_updated_at: Date }[]>`
+    select * from create_links(${userId}, ${links.map((l) => l.url)}::text[], ${links.map((l) => l.location)}::text[],
+      ${links.map((l) => l.host)}::text[], ${links.map((l) => l.expiresAt?.toISOString() ?? null)}::timestamptz[],
+      ${codes}::text[], ${GENERATE_ATTEMPTS}, ${maxLinks}, ${atomic}, ${LINK_CHANNEL})`
+  if (rows[0]?.r_outcome === 'no-user') return 'no-user'
+  return rows.map((r, i) =>
+    r.r_outcome !== 'created'
+      ? (r.r_outcome as 'limit' | 'taken' | 'blocked' | 'aborted')
+      : {
+          code: r.r_code,
+          url: links[i]!.url,
+          created_at: r.r_created_at,
+          updated_at: r.r_updated_at,
+          visits: 0,
+          last_visited_at: null,
+          expires_at: links[i]!.expiresAt,
+          disabled: false,
+        })
+}
+
 interface CreatedRow {
   r_outcome: string
   r_code: string

@@ -1,13 +1,15 @@
 // /api/v1/links (contract §4): the JSON API of links. The redirect itself lives in redirect.ts.
 import { sessionOf, type Ctx } from '../context.js'
-import { codeTaken, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, rateLimited, unauthorized, urlBlocked } from '../http/errors.js'
+import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, rateLimited, unauthorized, urlBlocked } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
-import { deleteLink, findLink, insertLink, listLinks, updateLink, type LinkRow } from './queries.js'
+import { deleteLink, findLink, insertLink, insertLinks, listLinks, updateLink, type LinkRow } from './queries.js'
 import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
-import { parseLinkChange, parseLinkCreate, toLocation } from './validate.js'
+import { parseLinkChange, parseLinkCreate, toLocation, type LinkInput } from './validate.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
+/** Items of one bulk create: the cap's size, as no account can take more at once. */
+export const MAX_BULK_ITEMS = 50
 
 /** What the link routes may touch. */
 type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config'>
@@ -50,6 +52,57 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   if ('retryAfterSeconds' in result) throw rateLimited(result.retryAfterSeconds)
   cache.invalidate(result.code)
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
+}
+
+/** An item's failure, as its own result: the error shape of a single create. */
+const itemError = (err: HttpError) => ({
+  status: err.status,
+  error: { code: err.code, message: err.message, ...(err.errors === undefined ? {} : { errors: err.errors }) },
+})
+
+/**
+ * POST /api/v1/links/bulk: { items: [{ url, code?, expires_at? }, ...], atomic? } → 200 with one
+ * result per item, in order. Each item is checked as a single create would be; the valid ones
+ * are created in one call. With atomic, one failure means none is created.
+ */
+export async function createLinks(ctx: LinksCtx): Promise<Reply> {
+  const session = sessionOf(ctx)
+  const { items, atomic } = ctx.body
+  if (!Array.isArray(items)) throw invalidFields([{ field: 'items', code: items === undefined || items === null ? 'REQUIRED' : 'TYPE', message: items === undefined || items === null ? 'is required' : 'must be an array' }])
+  if (items.length === 0) throw invalidFields([{ field: 'items', code: 'TOO_SHORT', message: 'must hold at least 1 item' }])
+  if (items.length > MAX_BULK_ITEMS) throw invalidFields([{ field: 'items', code: 'TOO_LONG', message: `must hold at most ${MAX_BULK_ITEMS} items` }])
+  if (atomic !== undefined && atomic !== null && typeof atomic !== 'boolean') throw invalidFields([{ field: 'atomic', code: 'TYPE', message: 'must be a boolean' }])
+  const checked: Array<LinkInput | HttpError> = items.map((item: unknown) => {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return invalidFields([{ field: 'item', code: 'TYPE', message: 'must be an object' }])
+    try {
+      const input = parseLinkCreate(item as Record<string, unknown>)
+      refuseOwnShortLink(input.url, ctx.deps.baseUrl)
+      return input
+    } catch (err) {
+      if (err instanceof HttpError) return err
+      throw err
+    }
+  })
+  const valid = checked.filter((c): c is LinkInput => !(c instanceof HttpError))
+  const failed = valid.length < checked.length
+  const { sql, cache, baseUrl } = ctx.deps
+  const outcomes =
+    valid.length === 0 || (atomic === true && failed)
+      ? valid.map(() => 'aborted' as const)
+      : await insertLinks(sql, session.userId, valid.map((v) => ({ ...v, location: toLocation(v.url), host: hostOf(v.url) })), MAX_LINKS_PER_ACCOUNT, atomic === true)
+  if (outcomes === 'no-user') throw unauthorized()
+  let next = 0
+  const results = checked.map((c) => {
+    if (c instanceof HttpError) return itemError(c)
+    const r = outcomes[next++]!
+    if (r === 'blocked') return itemError(urlBlocked())
+    if (r === 'limit') return itemError(linkLimitExceeded(MAX_LINKS_PER_ACCOUNT))
+    if (r === 'taken') return itemError(codeTaken())
+    if (r === 'aborted') return itemError(batchAborted())
+    cache.invalidate(r.code)
+    return { status: 201, link: present(baseUrl, r) }
+  })
+  return json(200, { results })
 }
 
 export async function getLinks(ctx: LinksCtx): Promise<Reply> {

@@ -2,6 +2,7 @@
 // (drop finished days' salts, rows past retention and old flush ids) and the owner's read.
 import { randomBytes } from 'node:crypto'
 import type { Sql, Tx } from '../db/types.js'
+import { queueClicks, type Clicks } from '../webhooks/queries.js'
 import { DIRECT, OTHER } from './referrer.js'
 import { emptySketch, estimate, mergeSketch } from './sketch.js'
 
@@ -33,6 +34,33 @@ export function writeVisitFlush(sql: Sql, ids: string[], rowsFor: (fresh: Readon
   })
 }
 
+/** link.clicked per link of the flush: the count and, with statistics on, humans, bots and referrer hosts. */
+export function clicksOf(b: VisitBatch): Clicks {
+  const split = new Map<string, { humans: number; bots: number; referrers: Record<string, number> }>()
+  const of = (code: string) => {
+    let s = split.get(code)
+    if (s === undefined) split.set(code, (s = { humans: 0, bots: 0, referrers: {} }))
+    return s
+  }
+  b.days.codes.forEach((code, i) => {
+    const s = of(code)
+    s.humans += b.days.humans[i]!
+    s.bots += b.days.bots[i]!
+  })
+  b.referrers.codes.forEach((code, i) => {
+    const r = of(code).referrers
+    const host = b.referrers.hosts[i]!
+    r[host] = (r[host] ?? 0) + b.referrers.visits[i]!
+  })
+  return {
+    codes: b.links.codes,
+    counts: b.links.counts,
+    humans: b.links.codes.map((c) => split.get(c)?.humans ?? null),
+    bots: b.links.codes.map((c) => split.get(c)?.bots ?? null),
+    referrers: b.links.codes.map((c) => JSON.stringify(split.get(c)?.referrers ?? {})),
+  }
+}
+
 /**
  * A batch's rows. Only live links count: a code deleted before the flush leaves no row. The day
  * rows are upserted first: their row locks put concurrent flushes of the same link and day in
@@ -46,6 +74,8 @@ async function writeVisitBatch(tx: Tx, b: VisitBatch): Promise<void> {
       last_visited_at = greatest(links.last_visited_at, v.at)
     from unnest(${l.codes}::text[], ${l.counts}::int[], ${l.lastAt}::timestamptz[]) as v(code, n, at)
     where links.code = v.code and links.deleted_at is null`
+  // link.clicked commits with the counts it reports, or not at all (a flush written once, once).
+  await queueClicks(tx, clicksOf(b))
   const d = b.days
   if (d.codes.length === 0) return
   await tx`

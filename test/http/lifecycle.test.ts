@@ -1,39 +1,13 @@
 // Running it (contract §8): `node server.js` applies migrations, serves, and on SIGTERM/SIGINT
 // stops cleanly with exit 0 — also when the signal arrives during start-up. A configuration
 // error exits 78; a second process on the same embedded DATA_DIR is refused.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { run } from '../helpers/child-server.js'
 import { sleep, until } from '../helpers/wait.js'
-
-const SERVER = new URL('../../src/server.js', import.meta.url).pathname
-
-interface Run {
-  child: ChildProcess
-  lines: Array<Record<string, unknown>>
-  stderr: string
-  exit: Promise<number | null>
-}
-
-function run(env: Record<string, string>): Run {
-  const child = spawn(process.execPath, [SERVER], {
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ARGON2_MEMORY_KIB: '8', ARGON2_ITERATIONS: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const r: Run = { child, lines: [], stderr: '', exit: new Promise((resolve) => child.once('exit', (code) => resolve(code))) }
-  let buffered = ''
-  child.stdout!.on('data', (c: Buffer) => {
-    buffered += c.toString()
-    const parts = buffered.split('\n')
-    buffered = parts.pop()!
-    for (const p of parts) if (p.trim() !== '') r.lines.push(JSON.parse(p) as Record<string, unknown>)
-  })
-  child.stderr!.on('data', (c: Buffer) => (r.stderr += c.toString()))
-  return r
-}
 
 const test = suite<{ dir: string }>('node server.js')
 test.before((ctx) => {

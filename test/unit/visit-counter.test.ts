@@ -82,13 +82,14 @@ test('a flush writes the totals, per-day humans and bots, referrer hosts and a s
   assert.is(written.statements.length, 0, 'nothing new: nothing written')
 })
 
-test('with VISIT_STATS=off only the totals are written', async () => {
+test('with VISIT_STATS=off only the totals are written (and their link.clicked events, without the split)', async () => {
   const { sql, written } = fakeSql()
   const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: false, trustProxy: undefined })
   for (let i = 0; i < 3; i++) counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }))
   await counter.flush()
-  assert.is(written.statements.length, 1)
+  assert.is(written.statements.length, 2)
   assert.equal((written.params[0] as [string[], number[]])[1], [3])
+  assert.equal(written.params[written.statements.findIndex((q) => q.includes('link.clicked'))]!.slice(0, 4), [['AAAAAAAA'], [3], [null], [null]])
 })
 
 test('behind a trusted proxy the forwarded address tells visitors apart; the User-Agent does not', async () => {

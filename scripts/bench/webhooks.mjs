@@ -1,0 +1,70 @@
+// The cached redirect with 5 webhooks subscribed to link.clicked against none, in the same run:
+// alternating rounds of wrk (browser-like visits: `visit` mode of bench.lua) on one server, the
+// receiver answering 200 in this process. Prints requests/s and latencies per round, and the
+// events received. Usage: node scripts/bench/webhooks.mjs [seconds=8] [rounds=3]
+// (needs wrk, and a build: npx tsc -p tsconfig.json && node scripts/build-app.mjs build/app).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ROOT, runWrk, startLogged, stopChild } from './lib.mjs'
+
+const seconds = Number(process.argv[2] ?? 8)
+const rounds = Number(process.argv[3] ?? 3)
+const tmp = mkdtempSync(join(tmpdir(), 'bench-webhooks-'))
+let events = 0
+let clicks = 0
+const receiver = createServer((req, res) => {
+  let body = ''
+  req.on('data', (c) => (body += c))
+  req.on('end', () => {
+    events++
+    const e = JSON.parse(body)
+    if (e.type === 'link.clicked') clicks += e.data.count
+    res.end()
+  })
+})
+await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const hookUrl = `http://127.0.0.1:${receiver.address().port}/hook`
+
+const env = {
+  PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', DATA_DIR: join(tmp, 'data'), ACCESS_LOG: 'off', LOG_LEVEL: 'warn',
+  TRUST_PROXY: '127.0.0.1', ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1', WEBHOOK_ALLOW_HTTP: 'on', WEBHOOK_ALLOW_PRIVATE: 'on',
+  ...(process.env.BENCH_DATABASE_URL ? { DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
+}
+const server = await startLogged('service', process.execPath, [join(ROOT, 'build/src/server.js')], { env: { ...env, LOG_LEVEL: 'info' }, logFile: join(tmp, 'service.log') })
+const base = server.listening.url
+const api = async (method, path, token, body) => {
+  const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body && JSON.stringify(body) })
+  return res.status === 204 ? undefined : res.json()
+}
+try {
+  const username = `bench${Date.now()}`
+  await api('POST', '/api/v1/users', undefined, { username, password: 'correct horse battery', display_name: 'Bench' })
+  const { token } = await api('POST', '/api/v1/auth/login', undefined, { username, password: 'correct horse battery' })
+  const codes = []
+  for (let i = 0; i < 50; i++) codes.push((await api('POST', '/api/v1/links', token, { url: `https://example.com/${i}` })).code)
+  const file = join(tmp, 'codes.tsv')
+  writeFileSync(file, codes.join('\n') + '\n')
+  for (const c of codes) await fetch(`${base}/r/${c}`, { redirect: 'manual' }) // every code cached
+  const wrk = () => runWrk({ url: base, connections: 32, seconds, args: ['visit', file, '1', '7'] })
+  const rows = []
+  for (let r = 1; r <= rounds; r++) {
+    for (const hooks of [0, 5]) {
+      const ids = []
+      for (let h = 0; h < hooks; h++) ids.push((await api('POST', '/api/v1/webhooks', token, { url: hookUrl, events: ['link.clicked'] })).id)
+      const before = events
+      const w = await wrk()
+      await new Promise((resolve) => setTimeout(resolve, 1_500)) // the last flush's events
+      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors, events: events - before })
+      for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
+    }
+  }
+  console.table(rows)
+  const med = (hooks) => rows.filter((x) => x.webhooks === hooks).map((x) => x.rps).sort((a, b) => a - b)[Math.floor(rounds / 2)]
+  console.log(`median requests/s: none ${med(0)}, 5 webhooks ${med(5)} (${((med(5) / med(0) - 1) * 100).toFixed(1)}%); link.clicked visits reported: ${clicks}`)
+} finally {
+  await stopChild(server.child)
+  receiver.close()
+  rmSync(tmp, { recursive: true, force: true })
+}

@@ -1,0 +1,152 @@
+// Every node delivers: woken by NOTIFY when a delivery is queued (PostgreSQL), and by a poll in
+// case a notice was missed (or on the embedded database, which has no second connection to
+// listen on). At most `concurrency` requests at once per node; nothing here runs on a request's
+// path. At least once: a delivery is marked done only after its endpoint answered 2xx, so a node
+// that dies mid-way leaves it to another node once its lease runs out.
+import { Agent as HttpAgent } from 'node:http'
+import { Agent as HttpsAgent } from 'node:https'
+import type { WebhookConfig } from '../config.js'
+import { WEBHOOK_CHANNEL } from '../db/channels.js'
+import type { Sql } from '../db/types.js'
+import { shortUrl } from '../links/short-code.js'
+import type { Logger } from '../log.js'
+import { announceExpired, claimDue, deleteOldDeliveries, recordAttempt, type Claimed } from './queries.js'
+import { settlesWithin } from '../time-limit.js'
+import { postWebhook } from './send.js'
+import { sign } from './signature.js'
+
+const RETENTION_EVERY_MS = 10 * 60_000
+/** The poll without LISTEN: the embedded database */
+const EMBEDDED_POLL_MS = 1_000
+/** How long a stop lets requests under way finish */
+const STOP_WAIT_MS = 1_000
+
+export class WebhookDeliverer {
+  #running = 0
+  #claiming = false
+  #again = false
+  #stopped = false
+  #timer: NodeJS.Timeout | undefined
+  #sweep: NodeJS.Timeout | undefined
+  #unlisten: (() => Promise<void>) | undefined
+  readonly #inFlight = new Set<Promise<void>>()
+  /** Connections kept alive between deliveries: a busy endpoint is not a new TCP (and TLS) handshake per event. */
+  readonly #agents: { http: HttpAgent; https: HttpsAgent }
+
+  constructor(
+    readonly sql: Sql,
+    readonly log: Logger,
+    readonly config: Readonly<WebhookConfig>,
+    /** the base for short_url in link events */
+    readonly baseUrl: () => string,
+  ) {
+    const options = { keepAlive: true, maxSockets: config.concurrency, timeout: 30_000 }
+    this.#agents = { http: new HttpAgent(options), https: new HttpsAgent(options) }
+  }
+
+  /** `listen`: a real PostgreSQL, where a notice wakes this node at once. */
+  async start(listen: boolean, pollMs?: number): Promise<void> {
+    if (listen) {
+      const { unlisten } = await this.sql.listen(WEBHOOK_CHANNEL, () => this.wake())
+      this.#unlisten = unlisten
+    }
+    this.#timer = setInterval(() => this.#tick(), pollMs ?? (listen ? this.config.pollMs : Math.min(this.config.pollMs, EMBEDDED_POLL_MS))).unref()
+    this.#sweep = setInterval(() => {
+      deleteOldDeliveries(this.sql, this.config.retentionDays).catch((err: unknown) => this.log.warn('webhook retention sweep failed', { err }))
+    }, RETENTION_EVERY_MS).unref()
+    this.wake()
+  }
+
+  #tick(): void {
+    announceExpired(this.sql).then(
+      () => this.wake(),
+      (err: unknown) => this.log.warn('link.expired job failed; retrying later', { err }),
+    )
+    this.wake()
+  }
+
+  /** Claims what is due, as far as free slots allow. */
+  wake(): void {
+    if (this.#stopped) return
+    if (this.#claiming) {
+      this.#again = true
+      return
+    }
+    const free = this.config.concurrency - this.#running
+    if (free <= 0) return
+    this.#claiming = true
+    claimDue(this.sql, free).then(
+      (claimed) => {
+        this.#claiming = false
+        for (const c of claimed) this.#track(this.#deliver(c))
+        // A full claim may have left more behind; a notice during the claim may be new work.
+        if (this.#again || claimed.length === free) {
+          this.#again = false
+          if (claimed.length > 0 || this.#running < this.config.concurrency) setImmediate(() => this.wake())
+        }
+      },
+      (err: unknown) => {
+        this.#claiming = false
+        this.log.warn('claiming webhook deliveries failed; retrying at the next poll', { err })
+      },
+    )
+  }
+
+  #track(p: Promise<void>): void {
+    this.#running++
+    this.#inFlight.add(p)
+    void p.finally(() => {
+      this.#running--
+      this.#inFlight.delete(p)
+      this.wake()
+    })
+  }
+
+  async #deliver(c: Claimed): Promise<void> {
+    const timestamp = Math.floor(Date.now() / 1000)
+    const body = JSON.stringify({ type: c.event, timestamp: c.created_at.toISOString(), data: this.#data(c) })
+    const headers = { 'webhook-id': c.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(c.secret, c.id, timestamp, body) }
+    let target: URL
+    try {
+      target = new URL(c.url)
+    } catch {
+      return this.#record(c, { ok: false, status: null, error: 'the endpoint url is not valid', durationMs: 0 })
+    }
+    const allowed = target.protocol === 'https:' || (target.protocol === 'http:' && this.config.allowHttp)
+    const r = allowed
+      ? await postWebhook(target, headers, body, this.config.allowPrivate, this.#agents)
+      : { error: `${target.protocol} endpoints are not allowed`, durationMs: 0 }
+    await this.#record(c, { ok: r.error === undefined, status: r.status ?? null, error: r.error ?? null, durationMs: r.durationMs })
+  }
+
+  /** Link events carry the link's short_url, as the API shows it. */
+  #data(c: Claimed): Record<string, unknown> {
+    const code = c.data.code
+    if (typeof code !== 'string' || !c.event.startsWith('link.')) return c.data
+    const { code: _, ...rest } = c.data
+    return { code, short_url: shortUrl(this.baseUrl(), code), ...rest }
+  }
+
+  async #record(c: Claimed, outcome: Parameters<typeof recordAttempt>[2]): Promise<void> {
+    const schedule = this.config.retrySeconds
+    const retryIn = c.attempts <= schedule.length ? schedule[c.attempts - 1]! : null
+    try {
+      await recordAttempt(this.sql, c, outcome, retryIn)
+    } catch (err) {
+      // The lease runs out and the delivery is sent again: at least once.
+      this.log.warn('recording a webhook attempt failed; it will be sent again', { err, delivery: c.id })
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearInterval(this.#timer)
+    clearInterval(this.#sweep)
+    // Neither waits on a database that may be gone: closing the pool ends the listener, and an
+    // attempt not recorded is sent again once its lease runs out (at least once).
+    void this.#unlisten?.().catch(() => {})
+    await settlesWithin(Promise.allSettled([...this.#inFlight]), STOP_WAIT_MS)
+    this.#agents.http.destroy()
+    this.#agents.https.destroy()
+  }
+}

@@ -1,0 +1,223 @@
+// Webhook SQL: the owner's endpoints, the outbox (claim, record an attempt, retry), and the jobs
+// that queue link.expired and drop old deliveries. Events of link changes are queued by triggers
+// (sql/0013_webhooks.sql), in the transaction of the change.
+import type { Sql, Tx } from '../db/types.js'
+
+export const MAX_WEBHOOKS_PER_ACCOUNT = 5
+/** Failing this long, an endpoint is turned off. */
+export const DISABLE_AFTER_DAYS = 5
+/**
+ * Longer than an attempt may take (the request's 10 s, then recording it within the database's
+ * 5 s time limit): past it, the sender is taken for dead and another node may send.
+ */
+export const LEASE_SECONDS = 20
+
+export interface WebhookRow {
+  id: string
+  url: string
+  events: string[]
+  enabled: boolean
+  disabled_reason: string | null
+  created_at: Date
+  updated_at: Date
+}
+
+const columns = (sql: Sql | Tx) => sql`id, url, events, enabled, disabled_reason, created_at, updated_at`
+
+/** Under the owner's row lock, so the cap holds under any concurrency. */
+export function createWebhook(sql: Sql, userId: string, w: { url: string; events: string[]; secret: string }): Promise<WebhookRow | 'limit' | 'no-user'> {
+  return sql.begin(async (tx) => {
+    const [user] = await tx`select 1 from users where id = ${userId} for update`
+    if (user === undefined) return 'no-user' as const
+    const [row] = await tx<WebhookRow[]>`
+      insert into webhooks (user_id, url, events, secret)
+      select ${userId}, ${w.url}, ${w.events}::text[], ${w.secret}
+      where (select count(*) from webhooks where user_id = ${userId}) < ${MAX_WEBHOOKS_PER_ACCOUNT}
+      returning ${columns(tx)}`
+    return row ?? ('limit' as const)
+  })
+}
+
+export function listWebhooks(sql: Sql, userId: string): Promise<WebhookRow[]> {
+  return sql<WebhookRow[]>`select ${columns(sql)} from webhooks where user_id = ${userId} order by created_at, id`
+}
+
+export async function findWebhook(sql: Sql, userId: string, id: string): Promise<WebhookRow | undefined> {
+  const [row] = await sql<WebhookRow[]>`select ${columns(sql)} from webhooks where id = ${id} and user_id = ${userId}`
+  return row
+}
+
+/** An absent field stays. Turning an endpoint on clears why it was off, and its failing streak. */
+export async function updateWebhook(sql: Sql, userId: string, id: string, change: { url?: string; events?: string[]; enabled?: boolean }): Promise<WebhookRow | undefined> {
+  const [row] = await sql<WebhookRow[]>`
+    update webhooks set
+      url = coalesce(${change.url ?? null}::text, url),
+      events = coalesce(${change.events ?? null}::text[], events),
+      enabled = coalesce(${change.enabled ?? null}::boolean, enabled),
+      disabled_reason = case when ${change.enabled ?? null}::boolean is not null then null else disabled_reason end,
+      failing_since = case when ${change.enabled === true} then null else failing_since end,
+      updated_at = now()
+    where id = ${id} and user_id = ${userId}
+    returning ${columns(sql)}`
+  return row
+}
+
+export async function deleteWebhook(sql: Sql, userId: string, id: string): Promise<boolean> {
+  const rows = await sql`delete from webhooks where id = ${id} and user_id = ${userId} returning id`
+  return rows.length === 1
+}
+
+export interface DeliveryRow {
+  id: string
+  event: string
+  created_at: Date
+  state: 'pending' | 'delivered' | 'failed'
+  next_attempt_at: Date
+  attempts: Array<{ attempted_at: string; status_code: number | null; error: string | null; duration_ms: number }>
+}
+
+const deliveryColumns = (sql: Sql | Tx) => sql`
+  d.id, d.event, d.created_at, d.state, d.next_attempt_at,
+  coalesce((select jsonb_agg(jsonb_build_object('attempted_at', a.attempted_at, 'status_code', a.status_code,
+                                                'error', a.error, 'duration_ms', a.duration_ms) order by a.id)
+            from webhook_attempts a where a.delivery_id = d.id), '[]'::jsonb) as attempts`
+
+/** A webhook.test event for this endpoint (whatever it subscribes to); undefined if not the owner's. */
+export async function queueTest(sql: Sql, userId: string, id: string): Promise<DeliveryRow | undefined> {
+  const [row] = await sql<DeliveryRow[]>`
+    with d as (
+      insert into webhook_deliveries (webhook_id, event, data)
+      select w.id, 'webhook.test', jsonb_build_object('webhook_id', w.id) from webhooks w
+      where w.id = ${id} and w.user_id = ${userId}
+      returning *)
+    select d.id, d.event, d.created_at, d.state, d.next_attempt_at, '[]'::jsonb as attempts from d`
+  return row
+}
+
+export const MAX_DELIVERIES_LISTED = 100
+
+/** The newest deliveries of the owner's endpoint, each with its attempts; undefined if not the owner's. */
+export async function listDeliveries(sql: Sql, userId: string, id: string): Promise<DeliveryRow[] | undefined> {
+  const rows = await sql<(DeliveryRow & { mine: boolean })[]>`
+    select ${deliveryColumns(sql)}, true as mine
+    from webhooks w left join lateral (
+      select * from webhook_deliveries x where x.webhook_id = w.id order by x.created_at desc, x.id limit ${MAX_DELIVERIES_LISTED}
+    ) d on true
+    where w.id = ${id} and w.user_id = ${userId}`
+  if (rows.length === 0) return undefined
+  return rows.filter((r) => r.id !== null).map(({ mine: _, ...d }) => d)
+}
+
+/** Sends the delivery again now, its retries starting over; undefined if it is not the owner's endpoint's. */
+export async function retryDelivery(sql: Sql, userId: string, id: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+  const [row] = await sql<DeliveryRow[]>`
+    with d as (
+      update webhook_deliveries x set state = 'pending', attempts = 0, next_attempt_at = now(), leased_until = null
+      from webhooks w
+      where x.id = ${deliveryId} and x.webhook_id = ${id} and w.id = x.webhook_id and w.user_id = ${userId}
+      returning x.*)
+    select ${deliveryColumns(sql)} from d`
+  return row
+}
+
+export interface Claimed {
+  id: string
+  event: string
+  data: Record<string, unknown>
+  created_at: Date
+  /** this attempt's number, from 1 */
+  attempts: number
+  webhook_id: string
+  url: string
+  secret: string
+}
+
+/**
+ * Takes up to `limit` due deliveries of enabled endpoints for this node: SKIP LOCKED, so nodes
+ * claiming at the same time take different rows, and a lease, so no other node sends them
+ * until it runs out.
+ */
+export function claimDue(sql: Sql, limit: number): Promise<Claimed[]> {
+  return sql<Claimed[]>`
+    with due as (
+      select d.id from webhook_deliveries d join webhooks w on w.id = d.webhook_id and w.enabled
+      where d.state = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())
+      order by d.next_attempt_at
+      limit ${limit}
+      for update of d skip locked)
+    update webhook_deliveries d set leased_until = now() + make_interval(secs => ${LEASE_SECONDS}), attempts = d.attempts + 1
+    from due, webhooks w
+    where d.id = due.id and w.id = d.webhook_id
+    returning d.id, d.event, d.data, d.created_at, d.attempts, w.id as webhook_id, w.url, w.secret`
+}
+
+/**
+ * An attempt's outcome, in one statement: the attempt's row; the delivery done, due again after
+ * `retryInSeconds`, or failed when that is null; and the endpoint's failing streak, which turns
+ * it off after DISABLE_AFTER_DAYS. Only the claim that made the attempt may record it.
+ */
+export async function recordAttempt(
+  sql: Sql,
+  c: Claimed,
+  outcome: { ok: boolean; status: number | null; error: string | null; durationMs: number },
+  retryInSeconds: number | null,
+): Promise<void> {
+  const state = outcome.ok ? 'delivered' : retryInSeconds === null ? 'failed' : 'pending'
+  await sql`
+    with attempt as (
+      insert into webhook_attempts (delivery_id, status_code, error, duration_ms)
+      select id, ${outcome.status}, ${outcome.error}, ${outcome.durationMs} from webhook_deliveries
+      where id = ${c.id} and attempts = ${c.attempts}
+    ), delivery as (
+      update webhook_deliveries set state = ${state}, leased_until = null,
+        next_attempt_at = now() + make_interval(secs => ${retryInSeconds ?? 0})
+      where id = ${c.id} and attempts = ${c.attempts}
+    )
+    update webhooks set
+      failing_since = case when ${outcome.ok} then null else coalesce(failing_since, now()) end,
+      enabled = enabled and (${outcome.ok} or coalesce(failing_since, now()) > now() - make_interval(days => ${DISABLE_AFTER_DAYS})),
+      disabled_reason = case
+        when not ${outcome.ok} and enabled and coalesce(failing_since, now()) <= now() - make_interval(days => ${DISABLE_AFTER_DAYS})
+        then 'every delivery failed for ' || ${DISABLE_AFTER_DAYS} || ' days, since ' || to_char(failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+        else disabled_reason end
+    where id = ${c.webhook_id}`
+}
+
+/** Queues link.expired for every expiry that passed and was not announced yet (each once). */
+export async function announceExpired(sql: Sql): Promise<void> {
+  await sql`
+    with due as (
+      update links l set expiry_announced = l.expires_at
+      where l.expires_at <= now() and l.deleted_at is null and l.expiry_announced is distinct from l.expires_at
+      returning l.code, l.user_id, l.url, l.created_at, l.updated_at, l.expires_at, l.disabled_at)
+    select queue_webhook_event(due.user_id, 'link.expired',
+      jsonb_build_object('code', due.code, 'url', due.url, 'created_at', due.created_at, 'updated_at', due.updated_at,
+                         'expires_at', due.expires_at, 'disabled', due.disabled_at is not null))::text
+    from due`
+}
+
+/** Deliveries (with their attempts) older than the retention. */
+export async function deleteOldDeliveries(sql: Sql, retentionDays: number): Promise<void> {
+  await sql`delete from webhook_deliveries where created_at < now() - make_interval(days => ${retentionDays})`
+}
+
+/** One flush's link.clicked events, in the flush's transaction: per link, the count and its split. */
+export interface Clicks {
+  codes: string[]
+  counts: number[]
+  /** null without per-day statistics */
+  humans: Array<number | null>
+  bots: Array<number | null>
+  /** JSON objects: referrer host → visits */
+  referrers: string[]
+}
+
+export async function queueClicks(tx: Tx, c: Clicks): Promise<void> {
+  await tx`
+    select queue_webhook_event(l.user_id, 'link.clicked',
+      jsonb_build_object('code', l.code, 'count', v.n, 'humans', v.humans, 'bots', v.bots, 'referrers', v.refs::jsonb))::text
+    from unnest(${c.codes}::text[], ${c.counts}::int[], ${c.humans}::int[], ${c.bots}::int[], ${c.referrers}::text[])
+      as v(code, n, humans, bots, refs)
+    join links l on l.code = v.code and l.deleted_at is null
+    where exists (select 1 from webhooks w where w.user_id = l.user_id and w.enabled and 'link.clicked' = any(w.events))`
+}
