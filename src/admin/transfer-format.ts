@@ -24,6 +24,7 @@ export const TABLES: readonly Table[] = [
   { name: 'links', key: ['code'] },
   { name: 'visit_days', key: ['code', 'day'] },
   { name: 'visit_referrers', key: ['code', 'day', 'host'] },
+  { name: 'visit_dims', key: ['code', 'day', 'dim', 'value'], optional: true },
   // Today's distinct visitors; without them today's unique count would start again from zero.
   { name: 'visit_hashes', key: ['day', 'code', 'hash'] },
   { name: 'blocked_hosts', key: ['host'], optional: true },

@@ -1,7 +1,8 @@
 // SQL of the visit statistics: a flush's batched write, the day's visitor salt, the daily job
 // (reduce finished days' visitor hashes to counts; drop rows past retention) and the owner's read.
 import { randomBytes } from 'node:crypto'
-import type { Sql } from '../db/types.js'
+import type { Sql, Tx } from '../db/types.js'
+import type { Dimension } from './breakdowns.js'
 import { DIRECT, OTHER } from './referrer.js'
 
 /** Referrer hosts kept per link and day; the rest count as "other". */
@@ -15,6 +16,8 @@ export interface VisitBatch {
   referrers: { codes: string[]; days: string[]; hosts: string[]; visits: number[] }
   /** hex hashes of the day's human visitors */
   hashes: { codes: string[]; days: string[]; hashes: string[] }
+  /** human visits by device, browser, OS and country (breakdowns.ts) */
+  dims: { codes: string[]; days: string[]; dims: string[]; values: string[]; visits: number[] }
 }
 
 /**
@@ -53,6 +56,7 @@ export function writeVisitBatch(sql: Sql, b: VisitBatch): Promise<void> {
       join links on links.code = v.code and links.deleted_at is null
       order by v.code, v.day, v.host
       on conflict (code, day, host) do update set visits = visit_referrers.visits + excluded.visits`
+    await writeDims(tx, b.dims)
     const h = b.hashes
     if (h.codes.length === 0) return
     await tx`
@@ -62,6 +66,19 @@ export function writeVisitBatch(sql: Sql, b: VisitBatch): Promise<void> {
       join links on links.code = v.code and links.deleted_at is null
       on conflict do nothing`
   })
+}
+
+/** The breakdowns of a batch, in its transaction; in code, day order like the rows before them. */
+async function writeDims(tx: Tx, m: VisitBatch['dims']): Promise<void> {
+  if (m.codes.length === 0) return
+  await tx`
+    insert into visit_dims (code, day, dim, value, visits)
+    select v.code, v.day, v.dim, v.value, v.n
+    from unnest(${m.codes}::text[], ${m.days}::date[], ${m.dims}::text[], ${m.values}::text[], ${m.visits}::int[])
+      as v(code, day, dim, value, n)
+    join links on links.code = v.code and links.deleted_at is null
+    order by v.code, v.day, v.dim, v.value
+    on conflict (code, day, dim, value) do update set visits = visit_dims.visits + excluded.visits`
 }
 
 /**
@@ -139,6 +156,7 @@ export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string): P
     await tx`delete from visit_salts where day < ${reduceBefore}::date`
     await tx`delete from visit_days where day < ${keepFrom}::date`
     await tx`delete from visit_referrers where day < ${keepFrom}::date`
+    await tx`delete from visit_dims where day < ${keepFrom}::date`
     return true
   })
 }
@@ -151,26 +169,43 @@ export interface DayCounts {
   uniques: number
 }
 
-/** A link's days and referrers from `from` to `to` (inclusive, "YYYY-MM-DD"); days without visits are absent. */
-export async function readStats(
-  sql: Sql,
-  code: string,
-  from: string,
-  to: string,
-): Promise<{ days: DayCounts[]; referrers: Array<{ host: string; visits: number }> }> {
-  const days = await sql<DayCounts[]>`
-    select d.day::text as day, d.humans::float8 as humans, d.bots::float8 as bots,
-      (coalesce(d.uniques, 0) + coalesce(h.n, 0))::float8 as uniques
-    from visit_days d
-    left join (
-      select day, count(*) as n from visit_hashes
-      where day between ${from}::date and ${to}::date and code = ${code}
-      group by day
-    ) h on h.day = d.day
-    where d.code = ${code} and d.day between ${from}::date and ${to}::date`
-  const referrers = await sql<Array<{ host: string; visits: number }>>`
-    select host, sum(visits)::float8 as visits from visit_referrers
-    where code = ${code} and day between ${from}::date and ${to}::date
-    group by host order by visits desc, host`
-  return { days, referrers }
+/** A day's visits under one value of a breakdown. */
+export interface DimCount {
+  day: string
+  dim: Dimension
+  value: string
+  visits: number
+}
+
+export interface StoredStats {
+  days: DayCounts[]
+  referrers: Array<{ host: string; visits: number }>
+  dims: DimCount[]
+}
+
+/**
+ * The owner's live link's days, referrers and breakdowns from `from` to `to` (inclusive,
+ * "YYYY-MM-DD"), in one statement; days without visits are absent. Undefined: no such link of
+ * theirs.
+ */
+export async function readStats(sql: Sql, userId: string, code: string, from: string, to: string): Promise<StoredStats | undefined> {
+  const [row] = await sql<StoredStats[]>`
+    select
+      (select coalesce(json_agg(json_build_object('day', d.day::text, 'humans', d.humans, 'bots', d.bots,
+          'uniques', coalesce(d.uniques, 0) + coalesce(h.n, 0)) order by d.day), '[]')
+        from visit_days d
+        left join (
+          select day, count(*) as n from visit_hashes
+          where day between ${from}::date and ${to}::date and code = ${code}
+          group by day
+        ) h on h.day = d.day
+        where d.code = ${code} and d.day between ${from}::date and ${to}::date) as days,
+      (select coalesce(json_agg(json_build_object('host', r.host, 'visits', r.visits) order by r.visits desc, r.host), '[]')
+        from (select host, sum(visits) as visits from visit_referrers
+          where code = ${code} and day between ${from}::date and ${to}::date group by host) r) as referrers,
+      (select coalesce(json_agg(json_build_object('day', m.day::text, 'dim', m.dim, 'value', m.value, 'visits', m.visits)
+          order by m.day, m.dim, m.visits desc, m.value), '[]')
+        from visit_dims m where m.code = ${code} and m.day between ${from}::date and ${to}::date) as dims
+    from live_links where code = ${code} and user_id = ${userId}`
+  return row
 }

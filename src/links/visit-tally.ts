@@ -18,6 +18,14 @@ const MAX_PENDING_HOSTS = 100
 /** Distinct visitors kept between flushes (a long database outage); more are not counted. */
 const MAX_PENDING_VISITORS = 100_000
 /**
+ * Distinct (link, day, User-Agent) and (link, day, address) entries kept for the breakdowns between
+ * flushes; more count under UNKNOWN (device, browser and OS "other", country "unknown").
+ */
+const MAX_PENDING_AGENTS = 20_000
+const MAX_PENDING_ADDRESSES = 100_000
+/** The key of visits whose User-Agent or address was not kept: no human has an empty User-Agent. */
+export const UNKNOWN = ''
+/**
  * How much of a User-Agent tells visitors apart: real ones are shorter, and a flood of 16 KiB
  * agents cannot make the pending visitors large (100,000 × 300 bytes at most).
  */
@@ -33,6 +41,10 @@ export interface DayPending {
   referrers: Map<string, number>
   /** human visitors: client address → user agents; hashed only when written */
   visitors: Map<string, Set<string>>
+  /** human visits by User-Agent (cut to MEMO_KEY_CHARS), parsed only when written (breakdowns.ts) */
+  agents: Map<string, number>
+  /** human visits by client address, looked up only when written and never stored */
+  addresses: Map<string, number>
 }
 
 export interface Pending {
@@ -75,6 +87,9 @@ export class VisitTally {
   }
   #visitors = 0
   #visitorsDropped = false
+  /** entries of the days' `agents` and `addresses`, against their caps */
+  #agentsKept = 0
+  #addressesKept = 0
   readonly #stats: boolean
   readonly #trustProxy: BlockList | undefined
 
@@ -136,7 +151,7 @@ export class VisitTally {
       if (!this.#stats) continue
       const dayNumber = Math.floor(at / DAY_MS)
       let day = p.days.get(dayNumber)
-      if (day === undefined) p.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Map() }))
+      if (day === undefined) p.days.set(dayNumber, (day = newDay()))
       const agent = agents[i]
       let bot = bots.get(agent)
       if (bot === undefined) {
@@ -163,6 +178,8 @@ export class VisitTally {
       if (byForward === undefined) addresses.set(peer, (byForward = new Map()))
       let address = byForward.get(forwarded[i])
       if (address === undefined) byForward.set(forwarded[i], (address = clientAddress(peer, forwarded[i], this.#trustProxy)))
+      this.#countAgent(day, agent!.length > MEMO_KEY_CHARS ? agent!.slice(0, MEMO_KEY_CHARS) : agent!, 1)
+      this.#countAddress(day, address, 1)
       let agentsSeen = day.visitors.get(address)
       if (agentsSeen === undefined) day.visitors.set(address, (agentsSeen = new Set()))
       const who = agent!.length > AGENT_CHARS ? agent!.slice(0, AGENT_CHARS) : agent!
@@ -176,12 +193,39 @@ export class VisitTally {
     }
   }
 
+  #countAgent(day: DayPending, agent: string, n: number): void {
+    const seen = day.agents.get(agent)
+    if (seen !== undefined) day.agents.set(agent, seen + n)
+    else if (this.#agentsKept < MAX_PENDING_AGENTS) {
+      day.agents.set(agent, n)
+      this.#agentsKept++
+    } else day.agents.set(UNKNOWN, (day.agents.get(UNKNOWN) ?? 0) + n)
+  }
+
+  #countAddress(day: DayPending, address: string, n: number): void {
+    const seen = day.addresses.get(address)
+    if (seen !== undefined) day.addresses.set(address, seen + n)
+    else if (this.#addressesKept < MAX_PENDING_ADDRESSES) {
+      day.addresses.set(address, n)
+      this.#addressesKept++
+    } else day.addresses.set(UNKNOWN, (day.addresses.get(UNKNOWN) ?? 0) + n)
+  }
+
+  /** A day put back whole: its entries count against the caps. */
+  #adopt(d: DayPending): void {
+    this.#visitors += countVisitors(d)
+    this.#agentsKept += d.agents.size
+    this.#addressesKept += d.addresses.size
+  }
+
   /** Everything counted so far (folded first); the tally starts afresh. */
   take(): Taken {
     this.fold()
     const taken = { batch: this.#pending, visitorsDropped: this.#visitorsDropped }
     this.#pending = new Map()
     this.#visitors = 0
+    this.#agentsKept = 0
+    this.#addressesKept = 0
     this.#visitorsDropped = false
     return taken
   }
@@ -192,7 +236,7 @@ export class VisitTally {
       const now = this.#pending.get(code)
       if (now === undefined) {
         this.#pending.set(code, p)
-        for (const d of p.days.values()) this.#visitors += countVisitors(d)
+        for (const d of p.days.values()) this.#adopt(d)
         continue
       }
       now.count += p.count
@@ -201,12 +245,14 @@ export class VisitTally {
         const into = now.days.get(dayNumber)
         if (into === undefined) {
           now.days.set(dayNumber, d)
-          this.#visitors += countVisitors(d)
+          this.#adopt(d)
           continue
         }
         into.humans += d.humans
         into.bots += d.bots
         for (const [host, visits] of d.referrers) into.referrers.set(host, (into.referrers.get(host) ?? 0) + visits)
+        for (const [agent, visits] of d.agents) this.#countAgent(into, agent, visits)
+        for (const [address, visits] of d.addresses) this.#countAddress(into, address, visits)
         for (const [address, agents] of d.visitors) {
           let seen = into.visitors.get(address)
           if (seen === undefined) into.visitors.set(address, (seen = new Set()))
@@ -221,6 +267,8 @@ export class VisitTally {
   }
 
 }
+
+const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), visitors: new Map(), agents: new Map(), addresses: new Map() })
 
 const countVisitors = (d: DayPending): number => {
   let n = 0

@@ -9,6 +9,8 @@ import type { Sql } from '../db/types.js'
 import type { WriteHealth } from '../health.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
+import { Breakdowns } from './breakdowns.js'
+import { UNKNOWN_COUNTRY, type CountryOf } from './geo.js'
 import { daySalt, writeVisitBatch, type VisitBatch } from './stats-queries.js'
 import { DAY_MS, VisitTally, type Pending, type Visitor } from './visit-tally.js'
 
@@ -20,6 +22,8 @@ export interface VisitOptions {
   /** per-day statistics (VISIT_STATS); off: only each link's total */
   stats: boolean
   trustProxy: BlockList | undefined
+  /** the country of a client address (geo.ts); without it, every country is "unknown" */
+  countryOf?: CountryOf
   /** told how each flush went, for /healthz */
   writes?: WriteHealth
   /** told how long each flush took, and of flushes the database refused */
@@ -28,6 +32,7 @@ export interface VisitOptions {
 
 export class VisitCounter {
   readonly #tally: VisitTally
+  readonly #breakdowns: Breakdowns
   /** day → salt, as hex (what is hashed) */
   readonly #salts = new Map<string, string>()
   #timer: NodeJS.Timeout | undefined
@@ -39,6 +44,7 @@ export class VisitCounter {
     readonly options: VisitOptions,
   ) {
     this.#tally = new VisitTally(options.stats, options.trustProxy)
+    this.#breakdowns = new Breakdowns(options.countryOf ?? (() => UNKNOWN_COUNTRY))
   }
 
   start(): void {
@@ -67,7 +73,9 @@ export class VisitCounter {
     if (batch.size === 0) return
     const started = performance.now()
     try {
-      await writeVisitBatch(this.sql, await this.#toRows(batch))
+      const rows = await this.#toRows(batch)
+      this.#breakdowns.forgetAddresses()
+      await writeVisitBatch(this.sql, rows)
       this.options.writes?.record(true)
       this.options.metrics?.visitFlush((performance.now() - started) / 1000)
     } catch (err) {
@@ -85,6 +93,7 @@ export class VisitCounter {
       days: { codes: [], days: [], humans: [], bots: [] },
       referrers: { codes: [], days: [], hosts: [], visits: [] },
       hashes: { codes: [], days: [], hashes: [] },
+      dims: { codes: [], days: [], dims: [], values: [], visits: [] },
     }
     for (const [code, p] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       rows.links.codes.push(code)
@@ -101,6 +110,15 @@ export class VisitCounter {
           rows.referrers.days.push(day)
           rows.referrers.hosts.push(host)
           rows.referrers.visits.push(visits)
+        }
+        for (const [dim, counts] of this.#breakdowns.of(d.agents, d.addresses)) {
+          for (const [value, visits] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+            rows.dims.codes.push(code)
+            rows.dims.days.push(day)
+            rows.dims.dims.push(dim)
+            rows.dims.values.push(value)
+            rows.dims.visits.push(visits)
+          }
         }
         if (d.visitors.size === 0) continue
         const salt = await this.#salt(day)

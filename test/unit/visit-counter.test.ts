@@ -42,6 +42,7 @@ const request = (headers: Record<string, string>, peer = '192.0.2.1'): Visitor =
 const paramsOf = (w: Written, table: string) => w.params[w.statements.findIndex((s) => s.includes(`into ${table}`))]!
 
 const test = suite('visit counter')
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0'
 const quiet = createLogger('error', () => {})
 
 test('a flush writes the totals, per-day humans and bots, referrer hosts and one hash per visitor', async () => {
@@ -81,7 +82,7 @@ test('with VISIT_STATS=off only the totals are written', async () => {
 test('behind a trusted proxy the forwarded address tells visitors apart; a long agent counts by its first 256 characters', async () => {
   const { sql, written } = fakeSql()
   const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: parseTrustProxy('127.0.0.1') })
-  const long = `Mozilla/5.0 ${'x'.repeat(300)}`
+  const long = `Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0 ${'ab '.repeat(100)}`
   counter.record('AAAAAAAA', request({ 'user-agent': long, 'x-forwarded-for': '198.51.100.1' }, '127.0.0.1'))
   counter.record('AAAAAAAA', request({ 'user-agent': `${long}y`, 'x-forwarded-for': '198.51.100.1' }, '127.0.0.1'))
   counter.record('AAAAAAAA', request({ 'user-agent': long, 'x-forwarded-for': '198.51.100.2' }, '127.0.0.1'))
@@ -93,10 +94,10 @@ test('a failed flush keeps everything for the next; more than 100 hosts a day be
   let failing = true
   const { sql, written } = fakeSql(() => failing)
   const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined })
-  for (let i = 0; i < 150; i++) counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0', referer: `https://h${i}.example/` }, `10.0.0.${i % 5}`))
+  for (let i = 0; i < 150; i++) counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX, referer: `https://h${i}.example/` }, `10.0.0.${i % 5}`))
   await counter.flush()
   assert.is(written.statements.length, 0)
-  counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }, '10.0.0.9'))
+  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, '10.0.0.9'))
   failing = false
   await counter.flush()
   assert.equal((written.params[0] as [string[], number[]])[1], [151])
@@ -119,6 +120,17 @@ test('past 100,000 distinct visitors waiting, more are not counted as unique, an
   assert.equal((paramsOf(written, 'visit_days') as [string[], string[], number[]])[2], [100_005], 'every visit still counts')
   log.flush()
   assert.ok(lines.some((l) => l.includes('not counted as unique')), lines.join('\n'))
+})
+
+test('a flush writes human visits by device, browser, OS and country, in the same transaction', async () => {
+  const { sql, written } = fakeSql()
+  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined, countryOf: (a) => (a === '192.0.2.1' ? 'NL' : 'unknown') })
+  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }))
+  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, '192.0.2.2'))
+  counter.record('AAAAAAAA', request({ 'user-agent': 'Googlebot/2.1' }))
+  await counter.flush()
+  const [, , dims, values, visits] = paramsOf(written, 'visit_dims') as [string[], string[], string[], string[], number[]]
+  assert.equal(dims.map((d, i) => `${d}=${values[i]}:${visits[i]}`), ['device=desktop:2', 'browser=Firefox:2', 'os=Linux:2', 'country=NL:1', 'country=unknown:1'])
 })
 
 test.run()
