@@ -4,7 +4,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { csvCell, toCsv, wantsCsv } from '../../src/http/csv.js'
 import { Breakdowns } from '../../src/links/breakdowns.js'
-import { countryOfRecord } from '../../src/links/geo.js'
+import { countryOfRecord, openCountries } from '../../src/links/geo.js'
+import { createLogger } from '../../src/log.js'
 import { Memo } from '../../src/links/memo.js'
 import { agentFamilies } from '../../src/links/user-agent.js'
 
@@ -37,6 +38,17 @@ geo('ip-location-db records ({country_code}) and MaxMind GeoLite2 records ({coun
   assert.is(countryOfRecord({ registered_country: { iso_code: 'FR' } } as never), 'FR')
   assert.is(countryOfRecord(null), 'unknown')
   assert.is(countryOfRecord({ country_code: 'not a code' } as never), 'unknown')
+})
+
+geo('the bundled database places a known range; GEO_DB=off and an unreadable file leave every country unknown', async () => {
+  const lines: string[] = []
+  const log = createLogger('warn', (line) => lines.push(line))
+  const bundled = await openCountries(undefined, log)
+  assert.equal(['8.8.8.8', '::ffff:8.8.8.8', '2001:4860:4860::8888', '10.0.0.1', 'not an address'].map(bundled), ['US', 'US', 'US', 'unknown', 'unknown'])
+  assert.is((await openCountries('off', log))('8.8.8.8'), 'unknown')
+  assert.is((await openCountries('/nonexistent/GeoLite2-Country.mmdb', log))('8.8.8.8'), 'unknown')
+  log.flush()
+  assert.ok(lines.some((l) => l.includes('country database cannot be read') && l.includes('/nonexistent/GeoLite2-Country.mmdb')), lines.join('\n'))
 })
 
 geo('the flush counts each address’s visits under its country and keeps no address once told to forget', () => {
