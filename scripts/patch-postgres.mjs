@@ -1,6 +1,6 @@
-// npm ci/install runs this (package.json "postinstall"): it mends two defects of the `postgres`
+// npm ci/install runs this (package.json "postinstall"): it mends three defects of the `postgres`
 // driver 3.4.9 that are unfixed upstream (porsager/postgres #1066, #1154, #1208; PRs #1168, #1209).
-// docs/decisions.md says what, why, and when to drop it. No dependency: three literal edits to
+// docs/decisions.md says what, why, and when to drop it. No dependency: four literal edits to
 // each of the driver's three builds, checked so that a different version fails loudly.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -40,6 +40,12 @@ const edits = [
     to: `\n    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null // ${MARK}\n`,
     count: 2,
   },
+  {
+    why: "the array-type query a new connection sends (fetch_types) rejected with no handler when the connection was cut during it: an unhandled rejection ends the process. errored() has already failed the query that opened the connection, or the connection reconnects with it",
+    from: '        return fetchArrayTypes()\n',
+    to: `        return fetchArrayTypes().catch(() => {}) // ${MARK}: the opening query carries the error\n`,
+    count: 1,
+  },
 ]
 
 let pkg
@@ -56,8 +62,9 @@ if (pkg.version !== VERSION) {
 for (const build of ['src', 'cjs/src', 'cf/src']) {
   const file = join(root, build, 'connection.js')
   let text = readFileSync(file, 'utf8')
-  if (text.includes(MARK)) continue
+  const before = text
   for (const edit of edits) {
+    if (text.includes(edit.to)) continue // applied by an earlier run of this patch
     const found = text.split(edit.from).length - 1
     if (found !== edit.count) {
       console.error(`patch-postgres: ${build}/connection.js: expected ${edit.count} of the text to patch (${edit.why}), found ${found}`)
@@ -65,6 +72,6 @@ for (const build of ['src', 'cjs/src', 'cf/src']) {
     }
     text = text.split(edit.from).join(edit.to)
   }
-  writeFileSync(file, text)
+  if (text !== before) writeFileSync(file, text)
 }
-console.log(`patch-postgres: postgres ${VERSION} is patched (nextWrite after close)`)
+console.log(`patch-postgres: postgres ${VERSION} is patched (nextWrite after close, the array-type query)`)

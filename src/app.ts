@@ -26,8 +26,10 @@ import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
 import { redirect, servePlain, type Answered } from './links/redirect.js'
+import { preview } from './links/visitor.js'
 import { REDIRECT_PREFIX } from './links/short-code.js'
 import { createLink, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
+import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
 import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
@@ -49,6 +51,7 @@ function buildRouter(deps: Deps): Router<Route> {
   const router = new Router<Route>()
     .add('GET', '/', open(() => (home ??= { status: 301, headers: { location: `${appUrlFor(deps.config, deps.baseUrl)}/` } })))
     .add('GET', `${REDIRECT_PREFIX}:code`, open(redirect))
+    .add('GET', `${REDIRECT_PREFIX}:code/preview`, open(preview))
     .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))
@@ -66,6 +69,7 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
     .add('GET', '/api/v1/links/:code/stats', authed(getStats))
     .add('GET', '/api/v1/links/:code/qr', authed(getQr))
+    .add('POST', '/api/v1/reports', { handler: createReport, auth: false, body: 'json', rateLimited: false })
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
   if (deps.config.serveApp) {
     const file = (ctx: Ctx) => deps.appFiles!.reply(ctx.param, ctx.req.headers['if-none-match'], ctx.req.headers['accept-encoding'])
@@ -85,8 +89,11 @@ export function pathOf(target: string): string {
   return m === null ? path : (m[1] ?? '/')
 }
 
-/** A request that (when it succeeds) wrote to the database; its outcome tells /healthz about writes. */
-const writes = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 'HEAD'
+/**
+ * A request that (when it succeeds) wrote links: its outcome tells /healthz about the writes that
+ * matter. Other writes (a registration, a login) may succeed while links cannot be written.
+ */
+const writes = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 'HEAD' && pathOf(req.url ?? '').startsWith('/api/v1/links')
 
 export interface App {
   listener: RequestListener
@@ -120,7 +127,7 @@ export function createApp(deps: Deps): App {
     const { value: handlerRoute } = match
     // Every wait on the database below runs against one budget (DB_TIMEOUT_MS): no request waits
     // for a database that does not answer longer than that.
-    const deadline = new Deadline(config.dbTimeoutMs)
+    const deadline = new Deadline(config.dbTimeoutMs, deps.circuit)
     if (handlerRoute.rateLimited) {
       let decision: Decision
       try {

@@ -66,8 +66,9 @@ export class LinkChangeFeed {
     await this.#sql`listen ${this.#sql(SESSION_CHANNEL)}`
     this.#listening = true
     this.#backoffMs = 100
-    // Anything may have changed while we were not listening: start from empty.
-    this.cache.setEnabled(true)
+    // Anything may have changed while we were not listening: what the cache held is read again
+    // before it is answered, and answered only when that read fails (RedirectCache.resume).
+    this.cache.resume()
     this.sessions.setEnabled(true)
   }
 
@@ -97,7 +98,7 @@ export class LinkChangeFeed {
       this.#listen().then(
         () => {
           this.#retry = undefined
-          this.log.info('link change feed back; redirect cache on, from empty')
+          this.log.info('link change feed back; cached redirects are read again before use')
         },
         () => {
           this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs * 2)

@@ -6,13 +6,14 @@ import { createInterface } from 'node:readline'
 import { BLOCK_COMMANDS } from './cli/blocks.js'
 import { CliError, openMigrated, type CliCommand, type CliContext } from './cli/command.js'
 import { LINK_COMMANDS } from './cli/links.js'
+import { REPORT_COMMANDS } from './cli/reports.js'
 import { TRANSFER_COMMANDS } from './cli/transfer.js'
 import { USER_COMMANDS } from './cli/users.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import type { Database } from './db/types.js'
 import { createLogger } from './log.js'
 
-const COMMANDS: CliCommand[] = [...USER_COMMANDS, ...LINK_COMMANDS, ...BLOCK_COMMANDS, ...TRANSFER_COMMANDS]
+const COMMANDS: CliCommand[] = [...USER_COMMANDS, ...LINK_COMMANDS, ...BLOCK_COMMANDS, ...REPORT_COMMANDS, ...TRANSFER_COMMANDS]
 
 function usage(): string {
   return ['usage: link-service <command> [--json]', ...COMMANDS.map((c) => `  link-service ${c.usage}`)].join('\n')

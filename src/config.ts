@@ -50,6 +50,16 @@ export interface Config {
   /** the Prometheus listener's port (undefined: no metrics) and address */
   metricsPort: number | undefined
   metricsHost: string
+  /** threat feeds: files (absolute paths) and http(s) URLs, each named as given */
+  blocklistSources: ReadonlyArray<{ name: string; location: string }>
+  /** how often each feed is read again */
+  blocklistRefreshSeconds: number
+  /** links one account may create per minute (a bucket of that size, refilled over a minute) */
+  linkCreatePerMinute: number
+  /** accounts younger than this get a tenth of linkCreatePerMinute (0: off) */
+  newAccountHours: number
+  /** open reports from distinct addresses that suspend a link until an operator looks (0: off) */
+  reportsSuspendAfter: number
 }
 
 export class ConfigError extends Error {}
@@ -112,6 +122,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     sessionCacheMs: int(env, 'SESSION_CACHE_MS', 30_000, 0, 300_000),
     metricsPort,
     metricsHost: nonEmpty(env.METRICS_HOST) ?? '127.0.0.1',
+    blocklistSources: parseBlocklistSources(env.BLOCKLIST_SOURCES ?? ''),
+    blocklistRefreshSeconds: int(env, 'BLOCKLIST_REFRESH_S', 3_600, 5, 604_800),
+    linkCreatePerMinute: int(env, 'LINK_CREATE_PER_MINUTE', 30, 1, 100_000),
+    newAccountHours: int(env, 'NEW_ACCOUNT_HOURS', 0, 0, 8_760),
+    reportsSuspendAfter: int(env, 'REPORTS_SUSPEND_AFTER', 0, 0, 1_000),
   })
 }
 
@@ -152,6 +167,30 @@ export function parseTrustProxy(value: string): BlockList | undefined {
     list.addSubnet(address, prefix, type)
   }
   return list
+}
+
+/**
+ * "https://feed.example/hosts.txt, /etc/link-service/phishing.txt" → the feeds, each named as
+ * written (the name `block list` shows), a file's location resolved against the working directory.
+ */
+export function parseBlocklistSources(value: string): Array<{ name: string; location: string }> {
+  const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const sources = names.map((name) => {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(name)) {
+      let url: URL | undefined
+      try {
+        url = new URL(name)
+      } catch {}
+      if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+        throw new ConfigError(`BLOCKLIST_SOURCES: "${name}" is neither an http(s) URL nor a file`)
+      }
+      return { name, location: name }
+    }
+    if (name === 'manual') throw new ConfigError('BLOCKLIST_SOURCES: "manual" names the operator\'s own entries; give a path such as ./manual')
+    return { name, location: resolve(name) }
+  })
+  if (new Set(names).size !== names.length) throw new ConfigError('BLOCKLIST_SOURCES lists a source twice')
+  return sources
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

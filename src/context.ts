@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import type { SessionCache } from './auth/session-cache.js'
 import type { Session } from './auth/sessions.js'
 import type { Config } from './config.js'
+import type { Circuit } from './db/circuit.js'
 import type { Sql } from './db/types.js'
 import type { Reply } from './http/reply.js'
 import type { LocationLoader } from './links/location-loader.js'
@@ -30,7 +31,9 @@ export interface Deps {
   /** cache misses of the redirect path, batched per event-loop turn */
   locations: LocationLoader
   visits: VisitCounter
-  /** how writes have been going, for /healthz */
+  /** opens while the database cannot be reached: requests then fail at once (db/circuit.ts) */
+  circuit: Circuit
+  /** how link writes have been going, for /healthz */
   writes: WriteHealth
   /** the change feed's state, for /healthz */
   feedState: () => FeedState

@@ -17,6 +17,10 @@ export interface Metrics {
   databaseError(): void
   poolReplaced(): void
   visitFlush(seconds: number): void
+  /** one source's refresh: its outcome and how long it took */
+  blocklistRefresh(source: string, outcome: 'updated' | 'unchanged' | 'failed', seconds: number): void
+  /** a report received (or deduplicated: counted all the same) */
+  reportReceived(reason: string): void
 }
 
 export const NO_METRICS: Metrics = Object.freeze({
@@ -26,6 +30,8 @@ export const NO_METRICS: Metrics = Object.freeze({
   databaseError() {},
   poolReplaced() {},
   visitFlush() {},
+  blocklistRefresh() {},
+  reportReceived() {},
 })
 
 /** States read at scrape time. */
@@ -34,6 +40,8 @@ export interface Gauges {
   visitsWaiting(): number
   hashes(): { running: number; waiting: number }
   database(): { poolMax: number; waiting: number; statements: number }
+  /** read from the database when scraped: the same for every node */
+  shared(): Promise<{ sources: Array<{ name: string; entries: number; invalid_lines: number; failures: number }>; reportsOpen: number }>
 }
 
 // Seconds: a cached redirect takes tens of microseconds, a login a few hundred milliseconds.
@@ -120,6 +128,53 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
   gauge('db_requests_waiting', 'Requests waiting on the database now.', () => gauges.database().waiting)
   total('db_statements_total', 'Statements sent to the database (each a round trip, or part of a transaction of them).', () => gauges.database().statements)
 
+  const feedRefreshes = new client.Counter({
+    name: `${PREFIX}blocklist_refreshes_total`,
+    help: 'Threat-feed refreshes by this node, by source and outcome: updated, unchanged (a conditional read said so), failed (the last good list stays).',
+    labelNames: ['source', 'outcome'],
+    registers,
+  })
+  const feedDurations = new client.Histogram({
+    name: `${PREFIX}blocklist_refresh_duration_seconds`,
+    help: 'Time one threat-feed refresh took (read, parse and load), by source.',
+    labelNames: ['source'],
+    buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers,
+  })
+  const reports = new client.Counter({
+    name: `${PREFIX}reports_received_total`,
+    help: 'Abuse reports received, by reason (a repeat from the same address is counted, not stored).',
+    labelNames: ['reason'],
+    registers,
+  })
+  // The same figures on every node, read from the database: a cluster's primary keeps one, not the sum.
+  let shared: ReturnType<Gauges['shared']> | undefined
+  const readShared = () => (shared ??= gauges.shared().finally(() => setTimeout(() => (shared = undefined), 1_000).unref()))
+  const perSource = (name: string, help: string, pick: (s: { entries: number; invalid_lines: number; failures: number }) => number) =>
+    new client.Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames: ['source'],
+      aggregator: 'max',
+      registers,
+      async collect() {
+        this.reset()
+        for (const s of (await readShared()).sources) this.set({ source: s.name }, pick(s))
+      },
+    })
+  perSource('blocklist_entries', 'Block-list entries loaded from each threat feed.', (s) => s.entries)
+  perSource('blocklist_invalid_lines', 'Lines of the last loaded feed that gave no host, per source.', (s) => s.invalid_lines)
+  perSource('blocklist_failures', 'Failed refreshes of a source since its last good one.', (s) => s.failures)
+  new client.Gauge({
+    name: `${PREFIX}reports_open`,
+    help: 'Abuse reports waiting for an operator.',
+    aggregator: 'max',
+    registers,
+    async collect() {
+      this.set((await readShared()).reportsOpen)
+    },
+  })
+
   // Children bound once per route: the hot path does no label lookup by name.
   const byRoute = new Map<string, { count: client.Counter<string>[]; duration: client.Histogram<string>; denied: client.Counter<string> }>()
   const boundFor = (route: string) => {
@@ -145,6 +200,11 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
     databaseError: () => dbErrors.inc(),
     poolReplaced: () => poolReplacements.inc(),
     visitFlush: (seconds) => flushes.observe(seconds),
+    blocklistRefresh(source, outcome, seconds) {
+      feedRefreshes.inc({ source, outcome })
+      if (outcome !== 'failed') feedDurations.observe({ source }, seconds)
+    },
+    reportReceived: (reason) => reports.inc({ reason }),
   }
   return { metrics, registry }
 }

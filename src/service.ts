@@ -10,8 +10,11 @@ import { SessionCache } from './auth/session-cache.js'
 import { deleteExpiredSessions } from './auth/sessions.js'
 import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
+import { listSources } from './blocklist/queries.js'
+import { startRefreshJob, type RefreshJob } from './blocklist/refresh.js'
+import { Circuit } from './db/circuit.js'
 import { openDatabase } from './db/open.js'
-import type { Database } from './db/types.js'
+import type { Database, Sql } from './db/types.js'
 import { WriteHealth } from './health.js'
 import { LinkChangeFeed } from './change-feed.js'
 import { migrate } from './db/migrate.js'
@@ -27,8 +30,9 @@ import type { Logger } from './log.js'
 import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
 import { reportToPrimary, startMetricsServer } from './metrics-server.js'
 import { Passwords } from './passwords/passwords.js'
-import { MemoryLeakyBuckets, PostgresLeakyBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
+import { MemoryLeakyBuckets, PostgresLeakyBuckets, sweepStoredBuckets, type LeakyBuckets } from './ratelimit/leaky.js'
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
+import { countOpenReports } from './reports/queries.js'
 import { AppFiles } from './web/static-files.js'
 
 const SESSION_SWEEP_MS = 60_000
@@ -48,6 +52,8 @@ export interface Service {
   db: Database
   /** the cross-node cache invalidation feed; only with a real PostgreSQL */
   feed: LinkChangeFeed | undefined
+  /** the threat feeds' refresh job, when BLOCKLIST_SOURCES lists any */
+  blocklist: RefreshJob | undefined
   close(): Promise<void>
 }
 
@@ -96,6 +102,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     started.push(() => passwords.close())
     await passwords.start()
     const writes = new WriteHealth()
+    const circuit = new Circuit()
     let registry: Registry | undefined
     if (config.metricsPort !== undefined) {
       ;({ metrics, registry } = createMetrics({
@@ -103,10 +110,11 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         visitsWaiting: () => visits.waiting,
         hashes: () => ({ running: passwords.pool.running, waiting: passwords.pool.waiting }),
         database: () => ({ poolMax: db.poolMax, waiting: Deadline.waiting, statements: db.statements() }),
+        shared: () => readSharedGauges(db.sql),
       }))
     }
     const countryOf = config.visitStats ? await openCountries(config.geoDb, log) : undefined
-    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, countryOf, writes, metrics })
+    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, countryOf, metrics })
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
@@ -117,10 +125,19 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     })
     const sweep = setInterval(() => {
       deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
+      // create_link keeps each account's creates in leaky_buckets on either engine; on PostgreSQL
+      // the shared buckets sweep them already.
+      if (db.embedded) sweepStoredBuckets(db.sql).catch((err: unknown) => log.warn('bucket sweep failed', { err }))
     }, SESSION_SWEEP_MS).unref()
     started.push(() => clearInterval(sweep))
     const statsJob = startStatsJob(db.sql, log, config.statsRetentionDays)
     started.push(() => statsJob.stop())
+    let blocklist: RefreshJob | undefined
+    if (config.blocklistSources.length > 0) {
+      const job = startRefreshJob(db, config.blocklistSources, config.blocklistRefreshSeconds, log, metrics, () => cache.clear())
+      started.push(() => job.stop())
+      blocklist = job
+    }
 
     const deps: Deps = {
       config,
@@ -129,7 +146,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       limiter,
       cache,
       sessions,
-      locations: new LocationLoader(db.sql),
+      locations: new LocationLoader(db.sql, circuit),
+      circuit,
       visits,
       writes,
       feedState: () => (feed === undefined ? 'none' : feed.listening ? 'up' : 'down'),
@@ -143,6 +161,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       },
     }
     const app = createApp(deps)
+    // A request read on a connection the drain has ended is not run: its client saw the close first.
+    const dispatch = (req: IncomingMessage, res: ServerResponse) => (req.socket.writableEnded ? void req.resume() : app.listener(req, res))
     const server = createServer(
       {
         maxHeaderSize: MAX_HEADER_BYTES,
@@ -154,15 +174,16 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         // The app answers a missing Host itself, with X-Request-Id and our error shape.
         requireHostHeader: false,
       },
-      app.listener,
+      dispatch,
     )
     // "Expect: 100-continue": invite the body only when it may be sent; otherwise the app answers
     // 413 at once and the client never uploads it.
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      if (req.socket.writableEnded) return void req.resume()
       if (!declaresTooMuch(req)) res.writeContinue()
       app.listener(req, res)
     })
-    server.on('checkExpectation', app.listener)
+    server.on('checkExpectation', dispatch)
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, app.routeError))
     server.on('connect', answerConnect)
     const conns = trackSockets(server)
@@ -188,17 +209,26 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         await stopAccepting(server, app, conns, config.shutdownTimeoutMs)
         await stopAll(false)
       })())
-    return { server, url, metricsUrl, deps, db, feed, close }
+    return { server, url, metricsUrl, deps, db, feed, blocklist, close }
   } catch (err) {
     await stopAll(true)
     throw err
   }
 }
 
+/** The metrics that are the same on every node: the threat feeds' state and the open reports. */
+async function readSharedGauges(sql: Sql) {
+  const [sources, reportsOpen] = await Promise.all([listSources(sql), countOpenReports(sql)])
+  return { sources, reportsOpen }
+}
+
 /**
- * A drain: stop listening; from now on every answer carries Connection: close; idle keep-alive
- * connections are ended with a FIN (Node's own closeIdleConnections destroys them, which resets a
- * client whose next request is already on its way); in-flight requests get `timeoutMs`.
+ * A drain: stop listening; from now on every answer carries Connection: close. A connection with
+ * nothing of a request read is ended with a FIN (Node's own closeIdleConnections destroys them,
+ * which resets a client whose next request is already on its way), and a request read on it
+ * later is never dispatched: the client sees the close before any answer, so it knows nothing
+ * was done. A connection part way through reading a request is left to answer it, with
+ * Connection: close. In-flight requests get `timeoutMs`.
  */
 async function stopAccepting(server: Server, app: App, conns: Set<Socket>, timeoutMs: number): Promise<void> {
   app.drain()
@@ -209,12 +239,25 @@ async function stopAccepting(server: Server, app: App, conns: Set<Socket>, timeo
   }
   // server.close() calls this too (Node 19+): with this override it ends gently, it never resets.
   server.closeIdleConnections = () => {
-    for (const socket of conns) if (busyWith(socket) === null && !socket.writableEnded) socket.end()
+    const unread = socketsBetweenRequests(server)
+    for (const socket of conns) if (busyWith(socket) === null && unread.has(socket) && !socket.writableEnded) socket.end()
   }
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
   const timer = setTimeout(() => server.closeAllConnections(), timeoutMs)
   await closed
   clearTimeout(timer)
+}
+
+/**
+ * The connections whose parser is between requests, with no byte of the next one read: Node's
+ * own list (the one its closeIdleConnections and headersTimeout use), under its symbol.
+ */
+function socketsBetweenRequests(server: Server): Set<Socket> {
+  const key = Object.getOwnPropertySymbols(server).find((s) => s.description === 'http.server.connections')
+  const list = key === undefined ? undefined : (server as unknown as Record<symbol, { idle(): Array<{ socket: Socket }> }>)[key]
+  // Without the list (a Node that renamed it), no connection is known to be between requests:
+  // none is ended early, and each ends after its answer (Connection: close) or at the timeout.
+  return new Set(list?.idle().map((parser) => parser.socket) ?? [])
 }
 
 /** Every open connection of the server (a 'connection' listener: nothing per request). */

@@ -1,7 +1,11 @@
 // Waiting on the database with a bound: a connection that went silent (no reset, no refusal), a
 // database that refuses us, or a driver that never settles a query would otherwise hold a
 // request, a health check or a shutdown for as long as TCP keeps retrying.
+import type { Circuit } from './db/circuit.js'
 import { serviceUnavailable } from './http/errors.js'
+
+/** How long a request waits while the circuit is open: enough for an answer that needs no database. */
+const OPEN_CIRCUIT_MS = 50
 
 /** 'late' when `work` has not settled within `ms` (it carries on; nobody waits for it). */
 export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<'done' | 'late'> {
@@ -25,7 +29,9 @@ export const succeedsWithin = (work: Promise<unknown>, ms: number): Promise<bool
  * One request's budget of database time (DB_TIMEOUT_MS). `run` races the work against what is
  * left of it and answers 503 when it runs out; the work carries on unobserved (a write may still
  * commit: docs/decisions.md). Time the request spends on other things, such as its turn at the
- * password KDF, is not database time: `excluding` stops the clock while that runs.
+ * password KDF, is not database time: `excluding` stops the clock while that runs. With a
+ * `circuit`, each run tells it how the wait ended; while it is open a run gets OPEN_CIRCUIT_MS
+ * (what is cached still answers), then 503.
  */
 export class Deadline {
   /** `run`s in progress in this process: requests waiting on the database (a metric) */
@@ -34,21 +40,40 @@ export class Deadline {
   #since = 0
   #timer: NodeJS.Timeout | undefined
   #paused = 0
+  /** this run's bound, below what is left: OPEN_CIRCUIT_MS while the circuit is open */
+  #capMs = Infinity
   /** rejects the `run` in progress */
   #expire: ((err: unknown) => void) | undefined
 
-  constructor(budgetMs: number) {
+  constructor(
+    budgetMs: number,
+    readonly circuit?: Circuit,
+  ) {
     this.#leftMs = budgetMs
   }
 
   run<T>(work: T | Promise<T>): Promise<T> {
     Deadline.waiting++
+    const circuit = this.circuit
+    const counts = circuit === undefined || circuit.allows()
+    this.#capMs = counts ? Infinity : OPEN_CIRCUIT_MS
     return new Promise<T>((resolve, reject) => {
-      this.#expire = reject
+      this.#expire = (err: unknown) => {
+        if (counts) circuit?.failed()
+        reject(err)
+      }
       this.#arm()
       Promise.resolve(work).then(
-        (value) => this.#settle() && resolve(value),
-        (err: unknown) => this.#settle() && reject(err),
+        (value) => {
+          if (!this.#settle()) return
+          if (counts) circuit?.succeeded()
+          resolve(value)
+        },
+        (err: unknown) => {
+          if (!this.#settle()) return
+          if (counts) circuit?.settled(err)
+          reject(err)
+        },
       )
     }).finally(() => Deadline.waiting--)
   }
@@ -73,7 +98,7 @@ export class Deadline {
       const expire = this.#expire
       this.#expire = undefined
       expire?.(serviceUnavailable('the database did not answer in time; retry later'))
-    }, Math.max(0, this.#leftMs))
+    }, Math.max(0, Math.min(this.#leftMs, this.#capMs)))
   }
 
   #disarm(): void {

@@ -4,6 +4,7 @@
 // What a link's url determines (its Location form, its hosts) is computed again, never taken.
 import { HttpError } from '../http/errors.js'
 import { hostOf, normalizeHost } from '../links/hosts.js'
+import { MAX_RANK, SKETCH_BYTES } from '../links/sketch.js'
 import { checkStoredLink, toLocation } from '../links/validate.js'
 import { parseStored, withinCost, type Argon2Params } from '../passwords/phc.js'
 import { checkStoredAccount } from '../users/validate.js'
@@ -42,12 +43,23 @@ export function checkRow(table: string, row: Record<string, unknown>, argon2: Re
     apiRules(() => checkStoredLink(row))
     if (typeof row.url !== 'string') return { set: { location: null, host_domains: null } }
     return { set: { location: toLocation(row.url) }, host: hostOf(row.url) }
+  } else if (table === 'visit_days') {
+    if (row.sketch !== null && row.sketch !== undefined && !isSketch(row.sketch)) {
+      throw new Error(`sketch: must be null or ${SKETCH_BYTES} bytes (hex, as exported) of registers from 0 to ${MAX_RANK}`)
+    }
   } else if (table === 'blocked_hosts') {
     if (typeof row.host !== 'string' || normalizeHost(row.host) !== row.host) {
       throw new Error(`host: ${JSON.stringify(row.host)} is not a host in the block list's form (link-service block add)`)
     }
   }
   return undefined
+}
+
+/** A unique-visitor sketch as row_to_json writes a bytea: "\\x" and its bytes in hex. */
+function isSketch(value: unknown): boolean {
+  if (typeof value !== 'string' || value.length !== 2 + 2 * SKETCH_BYTES || !/^\\x[0-9a-f]*$/.test(value)) return false
+  for (let i = 2; i < value.length; i += 2) if (parseInt(value.slice(i, i + 2), 16) > MAX_RANK) return false
+  return true
 }
 
 /** The API's 422, as the reason a row is refused ("username: must ..."). */

@@ -110,8 +110,11 @@ class StreamReader {
       if (want !== got) throw new TransferError(`the export says ${String(want ?? 0)} rows of ${name}, the input has ${got}: damaged or truncated`)
       counts[name] = got
     }
-    // Imported links keep their ids: new ones must be numbered after them.
+    // Imported links and reports keep their ids: new ones must be numbered after them.
     await this.tx`select setval(pg_get_serial_sequence('links', 'id'), coalesce(max(id), 0) + 1, false) from links`
+    if (this.tables.some((t) => t.name === 'reports')) {
+      await this.tx`select setval(pg_get_serial_sequence('reports', 'id'), coalesce(max(id), 0) + 1, false) from reports`
+    }
     return counts
   }
 

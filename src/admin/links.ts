@@ -15,6 +15,8 @@ export interface AdminLinkRow {
   /** its host, or a parent domain of it, is on the block list */
   host_blocked: boolean
   owner_disabled: boolean
+  /** open reports from enough addresses stopped it until an operator resolves them */
+  suspended: boolean
 }
 
 /** Live links, newest first; only `username`'s when given. */
@@ -22,7 +24,8 @@ export function listAllLinks(sql: Sql, username?: string): Promise<AdminLinkRow[
   const only = username === undefined ? sql`` : sql`and u.username = ${username}`
   return sql<AdminLinkRow[]>`
     select l.code, u.username, l.url, l.created_at, l.expires_at, l.visits::float8 as visits,
-           l.disabled_at, l.disabled_reason, l.host_blocked, u.disabled_at is not null as owner_disabled
+           l.disabled_at, l.disabled_reason, l.host_blocked, u.disabled_at is not null as owner_disabled,
+           l.suspended_at is not null as suspended
     from live_links l join users u on u.id = l.user_id
     where true ${only}
     order by l.id desc`

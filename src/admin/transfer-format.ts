@@ -25,9 +25,10 @@ export const TABLES: readonly Table[] = [
   { name: 'visit_days', key: ['code', 'day'] },
   { name: 'visit_referrers', key: ['code', 'day', 'host'] },
   { name: 'visit_dims', key: ['code', 'day', 'dim', 'value'], optional: true },
-  // Today's distinct visitors; without them today's unique count would start again from zero.
-  { name: 'visit_hashes', key: ['day', 'code', 'hash'] },
-  { name: 'blocked_hosts', key: ['host'], optional: true },
+  // Manual entries and threat-feed entries alike, with the feeds' state (a refresh resumes from it).
+  { name: 'blocked_hosts', key: ['host', 'source'], optional: true },
+  { name: 'blocklist_sources', key: ['name'], optional: true },
+  { name: 'reports', key: ['id'], optional: true },
 ]
 
 export interface Header {

@@ -28,3 +28,10 @@ export function isConnectionError(err: unknown): boolean {
 
 /** PostgreSQL unique_violation, for queries that turn it into a result. */
 export const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505'
+
+// A connection that was there and is gone: the statement may be sent again on a fresh one.
+// (Not a refusal or a timeout: the database is not answering, and asking again would only wait.)
+const LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', '57P01', '57P02'])
+
+/** True when a read failed because its connection was cut (killed, reset): worth one retry on a fresh one. */
+export const isConnectionLost = (err: unknown): boolean => LOST.has((err as { code?: unknown } | null)?.code as string)

@@ -45,21 +45,23 @@ export function send(res: ServerResponse, reply: Reply, base: HeaderMap): void {
 
 export interface Prerendered {
   status: number
+  /** more headers, as a flat name, value list */
+  extra: readonly string[]
   /** ASCII JSON: a string, so that Node sends it with the head in one write (a Buffer takes two) */
   body: string
   contentLength: string
 }
 
-/** An error (one without headers of its own) rendered once, for a path that answers it often. */
-export function prerender(err: HttpError): Prerendered {
+/** An error (one without headers of its own) rendered once, for a path that answers it often; `extra` adds headers. */
+export function prerender(err: HttpError, extra: readonly string[] = []): Prerendered {
   if (Object.keys(err.headers).length > 0) throw new Error(`${err.code} has headers: not prerenderable`)
   const body = JSON.stringify(errorReply(err).body)
   if (!/^[\x20-\x7e]*$/.test(body)) throw new Error(`${err.code} is not ASCII: not prerenderable`)
-  return { status: err.status, body, contentLength: String(body.length) }
+  return { status: err.status, extra, body, contentLength: String(body.length) }
 }
 
 export function sendPrerendered(res: ServerResponse, p: Prerendered, requestId: string): void {
-  res.writeHead(p.status, [JSON_HEADER, JSON_TYPE, 'content-length', p.contentLength, 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
+  res.writeHead(p.status, [JSON_HEADER, JSON_TYPE, 'content-length', p.contentLength, 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1], ...p.extra])
   res.end(p.body, 'latin1')
 }
 

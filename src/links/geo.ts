@@ -36,8 +36,10 @@ export async function openCountries(setting: string | undefined, log: Logger): P
     return unknown
   }
   return (address) => {
-    // Node gives IPv4 peers of a dual-stack socket as IPv4-mapped IPv6, which the databases key as IPv4.
-    const ip = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+    // Node gives IPv4 peers of a dual-stack socket as IPv4-mapped IPv6, which the databases key as
+    // IPv4; the tally keeps an IPv6 visitor by its /64 ("2001:db8:1:2::/64"), looked up as its first address.
+    const unmapped = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+    const ip = unmapped.endsWith('::/64') ? unmapped.slice(0, -3) : unmapped
     if (isIP(ip) === 0) return UNKNOWN_COUNTRY
     return countryOfRecord(reader.get(ip))
   }

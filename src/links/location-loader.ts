@@ -1,6 +1,9 @@
 // Cache misses on the redirect path, gathered per event-loop turn into one query: under load a
 // statement per miss costs the database more than the look-ups themselves, and a burst of misses
 // for one code (after a cache clear) becomes a single read.
+import type { Circuit } from '../db/circuit.js'
+import { isConnectionLost } from '../db/errors.js'
+import { serviceUnavailable } from '../http/errors.js'
 import type { Sql } from '../db/types.js'
 import { findLocations } from './queries.js'
 import { NO_EXPIRY } from './redirect-cache.js'
@@ -20,10 +23,16 @@ export class LocationLoader {
   #pending = new Map<string, Waiter[]>()
   #scheduled = false
 
-  constructor(readonly sql: Sql) {}
+  constructor(
+    readonly sql: Sql,
+    readonly circuit?: Circuit,
+  ) {}
 
   /** The target of a live code, or undefined. Joins a batch that has not been sent yet. */
   load(code: string): Promise<Target | undefined> {
+    // The database cannot be reached (the circuit is open): fail now, so that what the cache
+    // held can answer (redirect.ts), or a 503 comes at once.
+    if (this.circuit !== undefined && !this.circuit.allows()) return Promise.reject(serviceUnavailable('the database is not answering; retry later'))
     return new Promise((resolve, reject) => {
       const waiters = this.#pending.get(code)
       if (waiters !== undefined) waiters.push({ resolve, reject })
@@ -41,12 +50,16 @@ export class LocationLoader {
     if (this.#pending.size === 0) return
     const batch = this.#pending
     this.#pending = new Map()
-    findLocations(this.sql, [...batch.keys()]).then(
+    const codes = [...batch.keys()]
+    // A read that met a killed connection is sent once more: the pool opens a fresh one.
+    findLocations(this.sql, codes).catch((err: unknown) => (isConnectionLost(err) ? findLocations(this.sql, codes) : Promise.reject(err))).then(
       (rows) => {
+        this.circuit?.succeeded()
         const found = new Map(rows.map((r) => [r.code, { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, disabled: r.disabled }]))
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
       },
       (err: unknown) => {
+        this.circuit?.settled(err)
         for (const waiters of batch.values()) for (const w of waiters) w.reject(err)
       },
     )

@@ -14,14 +14,20 @@ export interface LinkRow {
   visits: number
   last_visited_at: Date | null
   expires_at: Date | null
-  /** an operator disabled it, or blocked its host (sql/0007_abuse_controls.sql) */
+  /** an operator disabled it or blocked its host (sql/0007_abuse_controls.sql), or reports suspended it (sql/0012_reports.sql) */
   disabled: boolean
 }
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled`
 
-export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked'
+export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
+
+/** The account's allowance of creates: a minute's worth, and a tenth of it while the account is younger than `youngHours` (0: never). */
+export interface CreateAllowance {
+  perMinute: number
+  youngHours: number
+}
 
 /** A url as it is written: as sent, its Location form and its host. */
 export interface UrlForms {
@@ -40,10 +46,13 @@ export async function insertLink(
   userId: string,
   link: UrlForms & { code?: string; expiresAt: Date | null },
   maxLinks: number,
+  allowance: CreateAllowance,
 ): Promise<CreateResult> {
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
-    select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL})`
+    select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
+                              ${allowance.perMinute}, ${allowance.youngHours})`
+  if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
     code: r!.r_code,
@@ -66,6 +75,7 @@ interface CreatedRow {
   r_visits: number
   r_last_visited_at: Date | null
   r_expires_at: Date | null
+  r_retry_after: number | null
 }
 
 export function listLinks(sql: Sql, userId: string): Promise<LinkRow[]> {
@@ -107,9 +117,9 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         expires_at = case when ${keepExpiry}::boolean then l.expires_at else ${change.expiresAt ?? null}::timestamptz end,
         updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
       from live_links old
-      where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null
+      where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
         -- the row as locked: a change that committed meanwhile (a delete, a disable) is seen
-        and l.code = old.code and l.deleted_at is null and l.disabled_at is null
+        and l.code = old.code and l.deleted_at is null and l.disabled_at is null and l.suspended_at is null
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
                 (old.host_blocked and ${newHost}::text is null) as disabled
@@ -120,7 +130,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
     return link
   }
   const [why] = await sql<{ disabled: boolean }[]>`
-    select disabled_at is not null as disabled from live_links where code = ${code} and user_id = ${userId}`
+    select disabled_at is not null or suspended_at is not null as disabled from live_links where code = ${code} and user_id = ${userId}`
   return why === undefined ? 'not-found' : why.disabled ? 'disabled' : 'blocked'
 }
 
@@ -134,14 +144,14 @@ export interface LocationRow {
   code: string
   location: string
   expires_at: Date | null
-  /** the link, its owner or its host is disabled by an operator: 410, whatever the expiry */
+  /** the link, its owner or its host is disabled by an operator, or reports suspended it: 410, whatever the expiry */
   disabled: boolean
 }
 
 /**
  * The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and
  * the expiry, and whether an operator stopped it: the link, its owner (a primary-key join) or
- * its host (the domains of the link's host overlap the block list, read once for the statement).
+ * its host (an indexed look-up of the domains of the link's host in the block list).
  * Decided here, when a code is loaded, so the cached answer is all a redirect needs; every
  * operator's change tells the nodes to forget what they cached.
  */
@@ -150,4 +160,25 @@ export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]>
     select l.code, l.location, l.expires_at, (l.stopped or u.disabled_at is not null) as disabled
     from live_links l join users u on u.id = l.user_id
     where l.code = any(${codes}::text[])`
+}
+
+/** Why a link does not redirect, as a visitor's page says it: a blocked destination first (the visitor must be warned). */
+export type StopReason = 'blocked' | 'disabled' | 'suspended'
+
+export interface VisitorRow {
+  url: string
+  expires_at: Date | null
+  stopped: StopReason | null
+}
+
+/** A live link as a visitor may see it (the preview, the page of a stopped link); undefined when there is none. */
+export async function findForVisitor(sql: Sql, code: string): Promise<VisitorRow | undefined> {
+  const [row] = await sql<VisitorRow[]>`
+    select l.url, l.expires_at,
+           case when l.host_blocked then 'blocked'
+                when l.disabled_at is not null or u.disabled_at is not null then 'disabled'
+                when l.stopped then 'suspended' end as stopped
+    from live_links l join users u on u.id = l.user_id
+    where l.code = ${code}`
+  return row
 }

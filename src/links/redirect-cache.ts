@@ -21,6 +21,8 @@ interface Entry {
   expiresAt: number
   /** read since the clock hand last passed: gets a second chance */
   used: boolean
+  /** the cache's generation when stored: older than the current one, it is only a fallback (`stale`) */
+  generation: number
 }
 
 export class RedirectCache {
@@ -29,6 +31,7 @@ export class RedirectCache {
   #evictions = 0
   #epoch = 0
   #enabled = true
+  #generation = 0
   #holdTimer: NodeJS.Timeout | undefined
 
   constructor(
@@ -58,7 +61,21 @@ export class RedirectCache {
 
   get(code: string): string | typeof MISSING | typeof EXPIRED | typeof DISABLED | undefined {
     const entry = this.#entries.get(code)
-    if (entry === undefined) return undefined
+    if (entry === undefined || entry.generation !== this.#generation) return undefined
+    return this.#answer(code, entry)
+  }
+
+  /**
+   * What a code had before the change feed came back (see `resume`), for when the read that
+   * should replace it fails: undefined when there is none (or it is fresh, so `get` has it).
+   */
+  stale(code: string): string | typeof MISSING | typeof EXPIRED | typeof DISABLED | undefined {
+    const entry = this.#entries.get(code)
+    if (entry === undefined || entry.generation === this.#generation) return undefined
+    return this.#answer(code, entry)
+  }
+
+  #answer(code: string, entry: Entry): string | typeof MISSING | typeof EXPIRED | typeof DISABLED | undefined {
     if (entry.location !== null) {
       entry.used = true
       if (entry.location === DISABLED) return DISABLED
@@ -83,7 +100,7 @@ export class RedirectCache {
     this.#remove(code)
     while (this.#bytes + cost > this.maxBytes) this.#evictOne()
     const until = location === undefined ? this.now() + this.negativeMs : 0
-    this.#entries.set(code, { location: location ?? null, until, expiresAt, used: false })
+    this.#entries.set(code, { location: location ?? null, until, expiresAt, used: false, generation: this.#generation })
     this.#bytes += cost
   }
 
@@ -101,21 +118,45 @@ export class RedirectCache {
   /** While disabled nothing is stored, so nothing can go stale. Enabling starts from empty. */
   setEnabled(enabled: boolean): void {
     clearTimeout(this.#holdTimer)
+    this.#holdTimer = undefined
     this.#enabled = enabled
     this.clear()
   }
 
   /**
+   * The change feed is back after a loss: store again. What was held is not answered from any
+   * longer (a change may have been missed), but kept as the fallback of a read that fails
+   * (`stale`), until a read replaces it, and for no longer than the hold's bound (CACHE_STALE_MS
+   * since the loss). Without a hold in effect, as setEnabled(true): from empty.
+   */
+  resume(): void {
+    if (this.#enabled || this.#holdTimer === undefined) return this.setEnabled(true)
+    this.#enabled = true
+    this.#epoch++
+    this.#generation++
+  }
+
+  /**
    * The change feed is down: store nothing new, but keep answering from what is here for up to
-   * `ms` (CACHE_STALE_MS), so hot codes still redirect while the database is away. Past that, or
-   * when the feed is back (setEnabled(true)), it starts from empty: no change missed meanwhile is
-   * served any longer. 0 clears at once.
+   * `ms` (CACHE_STALE_MS), so hot codes still redirect while the database is away. When the feed
+   * is back (`resume`), they are only a fallback for reads that fail; past the bound they are
+   * gone: no change missed meanwhile is served any longer. 0 clears at once.
    */
   hold(ms: number): void {
     if (!this.#enabled) return // already holding, or off: the first loss sets the bound
     this.#enabled = false
     if (ms === 0) return this.clear()
-    this.#holdTimer = setTimeout(() => this.clear(), ms).unref()
+    if (this.#holdTimer !== undefined) return // a loss again after a resume: the first loss's bound holds
+    this.#holdTimer = setTimeout(() => {
+      this.#holdTimer = undefined
+      // Back and listening by then: what was read since is fresh, only the held entries go.
+      if (this.#enabled) this.#dropStale()
+      else this.clear()
+    }, ms).unref()
+  }
+
+  #dropStale(): void {
+    for (const [code, entry] of this.#entries) if (entry.generation !== this.#generation) this.#remove(code)
   }
 
   /** The clock hand is the Map's insertion order: a used entry goes to the back, unused. */

@@ -3,17 +3,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Ctx, Deps } from '../context.js'
 import { trackResponse } from '../http/client-errors.js'
-import { linkDisabled, linkExpired, linkNotFound } from '../http/errors.js'
-import { NOSNIFF, prerender, sendPrerendered, type Reply } from '../http/reply.js'
+import { HttpError, linkDisabled, linkExpired, linkNotFound } from '../http/errors.js'
+import { NOSNIFF, prerender, send, sendPrerendered, type Reply } from '../http/reply.js'
 import type { Target } from './location-loader.js'
 import { DISABLED, EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
 import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
 import { isShortCode, REDIRECT_PREFIX } from './short-code.js'
 import type { Visitor } from './visit-tally.js'
+import { stoppedReply, wantsPage } from './visitor.js'
 
-/** What the redirect may touch: the cache, the batched look-up, the counters and the time budget. */
-type Uses = 'cache' | 'locations' | 'metrics' | 'visits' | 'config'
+/** What the redirect may touch: the cache, the batched look-up, the counters and the time budget; for a browser's page, the database and the base URL. */
+type Uses = 'cache' | 'locations' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl'
 type RedirectDeps = Pick<Deps, Uses>
 
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
@@ -88,9 +89,12 @@ function visit(deps: RedirectDeps, req: IncomingMessage, code: string, visitor: 
   deps.visits.record(code, visitor)
 }
 
-const NOT_FOUND = prerender(linkNotFound())
-const GONE = prerender(linkExpired())
-const STOPPED = prerender(linkDisabled())
+// A browser gets a page instead (visitor.ts): a cache must tell the two apart.
+const VARY = ['vary', 'Accept'] as const
+const NOT_FOUND = prerender(linkNotFound(), VARY)
+const GONE = prerender(linkExpired(), VARY)
+const STOPPED = prerender(linkDisabled(), VARY)
+const varied = (err: HttpError) => new HttpError(err.status, err.code, err.message, { [VARY[0]]: VARY[1] })
 
 /** How the app hears that a plain request was answered (its log line, its metrics), or failed. */
 export interface Answered {
@@ -117,10 +121,14 @@ function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
   const cached = cache.get(code)
   if (cached !== undefined) return cached
   const epoch = cache.epoch // taken before the batch is sent, so a write in between keeps its result out
-  return deps.locations.load(code).then((target) => {
-    cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
-    return knownOf(target, Date.now())
-  })
+  return deps.locations.load(code).then(
+    (target) => {
+      cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
+      return knownOf(target, Date.now())
+    },
+    // After the change feed came back, what the cache held answers until a read succeeds.
+    (err: unknown) => cache.stale(code) ?? Promise.reject(err),
+  )
 }
 
 /** Counts the decision in the metrics, once, whichever path answers it. */
@@ -141,52 +149,66 @@ export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessa
   if (!isShortCode(code) || !readPlain(req)) return false
   const requestId = requestIdFor(seen.requestId)
   const known = lookUp(deps, code)
+  const answered = () => app.answered(req, path, res.statusCode, started, requestId)
+  const failed = (err: unknown) => {
+    app.failed(err, req, res, requestId)
+    if (res.headersSent) answered()
+  }
   if (!(known instanceof Promise)) {
-    answer(deps, req, res, code, counted(deps, known, 'hit'), seen.visitor, requestId)
-    app.answered(req, path, res.statusCode, started, requestId)
+    const page = answer(deps, req, res, code, counted(deps, known, 'hit'), seen.visitor, requestId)
+    if (page === undefined) answered()
+    else {
+      trackResponse(req, res)
+      page.then(answered, failed)
+    }
     return true
   }
   const visitor = { ...seen.visitor } // the scratch object is the next request's
   trackResponse(req, res)
-  new Deadline(deps.config.dbTimeoutMs).run(known).then(
-    (loaded) => {
-      answer(deps, req, res, code, counted(deps, loaded, 'miss'), visitor, requestId)
-      app.answered(req, path, res.statusCode, started, requestId)
-    },
-    (err: unknown) => {
-      app.failed(err, req, res, requestId)
-      if (res.headersSent) app.answered(req, path, res.statusCode, started, requestId)
-    },
-  )
+  new Deadline(deps.config.dbTimeoutMs)
+    .run(known)
+    .then((loaded) => answer(deps, req, res, code, counted(deps, loaded, 'miss'), visitor, requestId))
+    .then(answered, failed)
   return true
 }
 
-/** 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. */
-function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, visitor: Visitor, requestId: string): void {
-  if (known === MISSING) sendPrerendered(res, NOT_FOUND, requestId)
-  else if (known === EXPIRED) sendPrerendered(res, GONE, requestId)
-  else if (known === DISABLED) sendPrerendered(res, STOPPED, requestId)
-  else {
+/** The page a browser gets for a code that does not redirect (visitor.ts), within the time budget. */
+const stoppedPageOf = (deps: RedirectDeps, code: string, known: typeof MISSING | typeof EXPIRED | typeof DISABLED): Promise<Reply> =>
+  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : 'stopped'))
+
+/**
+ * 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. Only on the way to
+ * a 404 or 410 is Accept read: a browser's gets a page, written when it is built (the promise).
+ */
+function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, visitor: Visitor, requestId: string): void | Promise<void> {
+  if (typeof known === 'string') {
     visit(deps, req, code, visitor)
     // A flat header list: only the Location and the request id vary.
     res.writeHead(302, ['location', known, NO_STORE[0], NO_STORE[1], 'content-length', '0', 'x-request-id', requestId, NOSNIFF[0], NOSNIFF[1]])
     res.end()
+    return
   }
+  if (wantsPage(req)) return stoppedPageOf(deps, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
+  sendPrerendered(res, known === MISSING ? NOT_FOUND : known === EXPIRED ? GONE : STOPPED, requestId)
 }
 
 /** The general path (CORS, a body, no Host...): the same decision, as a Reply or an HttpError. */
 export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
   const code = ctx.param
-  if (!isShortCode(code)) throw linkNotFound()
+  if (!isShortCode(code)) {
+    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, MISSING)
+    throw varied(linkNotFound())
+  }
   const known = lookUp(ctx.deps, code)
   if (known instanceof Promise) return known.then((loaded) => replyFor(ctx, code, counted(ctx.deps, loaded, 'miss')))
   return replyFor(ctx, code, counted(ctx.deps, known, 'hit'))
 }
 
-function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply {
-  if (known === MISSING) throw linkNotFound()
-  if (known === EXPIRED) throw linkExpired()
-  if (known === DISABLED) throw linkDisabled()
+function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<Reply> {
+  if (typeof known !== 'string' && wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
+  if (known === MISSING) throw varied(linkNotFound())
+  if (known === EXPIRED) throw varied(linkExpired())
+  if (known === DISABLED) throw varied(linkDisabled())
   const h = ctx.req.headers
   // Node joins a repeated X-Forwarded-For with ", ": a string, like every header but Set-Cookie.
   visit(ctx.deps, ctx.req, code, { userAgent: h['user-agent'], referer: h.referer, forwardedFor: h['x-forwarded-for'] as string | undefined, peer: undefined })

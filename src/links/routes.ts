@@ -1,18 +1,18 @@
 // /api/v1/links (contract §4): the JSON API of links. The redirect itself lives in redirect.ts.
 import { sessionOf, type Ctx } from '../context.js'
-import { codeTaken, linkLimitExceeded, linkLocked, linkNotFound, unauthorized, urlBlocked } from '../http/errors.js'
+import { codeTaken, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, rateLimited, unauthorized, urlBlocked } from '../http/errors.js'
 import { csv, wantsCsv } from '../http/csv.js'
 import { Query } from '../http/query.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { deleteLink, findLink, insertLink, listLinks, updateLink, type LinkRow } from './queries.js'
-import { codeParam, shortUrl } from './short-code.js'
+import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import { parseLinkChange, parseLinkCreate, toLocation } from './validate.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
 
 /** What the link routes may touch. */
-type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl'>
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config'>
 
 const present = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
@@ -26,15 +26,30 @@ const present = (baseUrl: string, link: LinkRow) => ({
   disabled: link.disabled,
 })
 
+/**
+ * A url that leads to one of our own short links hides its destination behind a chain (and would
+ * escape the block list): 422 on the url field. Ours: the host of BASE_URL, whatever the scheme
+ * or port, and a path under /r/.
+ */
+function refuseOwnShortLink(url: string, baseUrl: string): void {
+  if (hostOf(url) === hostOf(baseUrl) && new URL(url).pathname.startsWith(REDIRECT_PREFIX)) {
+    throw invalidFields([{ field: 'url', code: 'INVALID', message: `must not point at a short link of this service (${baseUrl}${REDIRECT_PREFIX}...)` }])
+  }
+}
+
 export async function createLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const input = parseLinkCreate(ctx.body)
-  const { sql, cache, baseUrl } = ctx.deps
-  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url) }, MAX_LINKS_PER_ACCOUNT)
+  const { sql, cache, baseUrl, config } = ctx.deps
+  refuseOwnShortLink(input.url, baseUrl)
+  // The account's creates a minute are taken in the same statement, across every node (create_link).
+  const allowance = { perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours }
+  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url) }, MAX_LINKS_PER_ACCOUNT, allowance)
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked()
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
   if (result === 'taken') throw codeTaken()
+  if ('retryAfterSeconds' in result) throw rateLimited(result.retryAfterSeconds)
   cache.invalidate(result.code)
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
@@ -62,6 +77,7 @@ export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
+  if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
   const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, expiresAt }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === 'not-found') throw linkNotFound()

@@ -1,9 +1,10 @@
 // SQL of the visit statistics: a flush's batched write, the day's visitor salt, the daily job
-// (reduce finished days' visitor hashes to counts; drop rows past retention) and the owner's read.
+// (drop finished days' salts, rows past retention and old flush ids) and the owner's read.
 import { randomBytes } from 'node:crypto'
 import type { Sql, Tx } from '../db/types.js'
 import type { Dimension } from './breakdowns.js'
 import { DIRECT, OTHER } from './referrer.js'
+import { emptySketch, estimate, mergeSketch } from './sketch.js'
 
 /** Referrer hosts kept per link and day; the rest count as "other". */
 export const MAX_REFERRER_HOSTS = 20
@@ -14,58 +15,87 @@ export interface VisitBatch {
   links: { codes: string[]; counts: number[]; lastAt: string[] }
   days: { codes: string[]; days: string[]; humans: number[]; bots: number[] }
   referrers: { codes: string[]; days: string[]; hosts: string[]; visits: number[] }
-  /** hex hashes of the day's human visitors */
-  hashes: { codes: string[]; days: string[]; hashes: string[] }
+  /** hex sketches of the day's human visitors (sketch.ts), merged into the stored ones */
+  sketches: { codes: string[]; days: string[]; sketches: string[] }
   /** human visits by device, browser, OS and country (breakdowns.ts) */
   dims: { codes: string[]; days: string[]; dims: string[]; values: string[]; visits: number[] }
 }
 
 /**
- * Writes a batch in one transaction. Only live links count: a code deleted before the flush
- * leaves no row. The day rows are upserted first: their row locks put concurrent flushes of the
- * same link and day in order, so the 20-host cap holds across nodes.
+ * Writes a flush in one transaction, once. `ids` name the batches it carries; each is recorded in
+ * visit_flushes in the same transaction, and `rowsFor` gets those recorded now (a batch whose id
+ * is already there was written by an earlier attempt whose outcome we did not hear). `committing`
+ * is called once every statement is done: from then on a failure may have come after the COMMIT.
  */
-export function writeVisitBatch(sql: Sql, b: VisitBatch): Promise<void> {
+export function writeVisitFlush(sql: Sql, ids: string[], rowsFor: (fresh: ReadonlySet<string>) => VisitBatch, committing: () => void): Promise<void> {
   return sql.begin(async (tx) => {
-    const l = b.links
-    await tx`
-      update links set visits = links.visits + v.n,
-        last_visited_at = greatest(links.last_visited_at, v.at)
-      from unnest(${l.codes}::text[], ${l.counts}::int[], ${l.lastAt}::timestamptz[]) as v(code, n, at)
-      where links.code = v.code and links.deleted_at is null`
-    const d = b.days
-    if (d.codes.length === 0) return
-    await tx`
-      insert into visit_days (code, day, humans, bots)
-      select v.code, v.day, v.humans, v.bots
-      from unnest(${d.codes}::text[], ${d.days}::date[], ${d.humans}::int[], ${d.bots}::int[]) as v(code, day, humans, bots)
-      join links on links.code = v.code and links.deleted_at is null
-      order by v.code, v.day
-      on conflict (code, day) do update
-      set humans = visit_days.humans + excluded.humans, bots = visit_days.bots + excluded.bots`
-    const r = b.referrers
-    const known = await tx<{ code: string; day: string; host: string }[]>`
-      select r.code, r.day::text as day, r.host from visit_referrers r
-      join unnest(${d.codes}::text[], ${d.days}::date[]) as v(code, day) on r.code = v.code and r.day = v.day`
-    const capped = capReferrers(known, r, MAX_REFERRER_HOSTS)
-    await tx`
-      insert into visit_referrers (code, day, host, visits)
-      select v.code, v.day, v.host, v.n
-      from unnest(${capped.codes}::text[], ${capped.days}::date[], ${capped.hosts}::text[], ${capped.visits}::int[])
-        as v(code, day, host, n)
-      join links on links.code = v.code and links.deleted_at is null
-      order by v.code, v.day, v.host
-      on conflict (code, day, host) do update set visits = visit_referrers.visits + excluded.visits`
-    await writeDims(tx, b.dims)
-    const h = b.hashes
-    if (h.codes.length === 0) return
-    await tx`
-      insert into visit_hashes (day, code, hash)
-      select v.day, v.code, decode(v.hash, 'hex')
-      from unnest(${h.days}::date[], ${h.codes}::text[], ${h.hashes}::text[]) as v(day, code, hash)
-      join links on links.code = v.code and links.deleted_at is null
-      on conflict do nothing`
+    const recorded = await tx<{ id: string }[]>`
+      insert into visit_flushes (id) select unnest(${ids}::uuid[]) on conflict do nothing returning id::text as id`
+    await writeVisitBatch(tx, rowsFor(new Set(recorded.map((r) => r.id))))
+    committing()
   })
+}
+
+/**
+ * A batch's rows. Only live links count: a code deleted before the flush leaves no row. The day
+ * rows are upserted first: their row locks put concurrent flushes of the same link and day in
+ * order, so the 20-host cap holds across nodes.
+ */
+async function writeVisitBatch(tx: Tx, b: VisitBatch): Promise<void> {
+  const l = b.links
+  if (l.codes.length === 0) return
+  await tx`
+    update links set visits = links.visits + v.n,
+      last_visited_at = greatest(links.last_visited_at, v.at)
+    from unnest(${l.codes}::text[], ${l.counts}::int[], ${l.lastAt}::timestamptz[]) as v(code, n, at)
+    where links.code = v.code and links.deleted_at is null`
+  const d = b.days
+  if (d.codes.length === 0) return
+  await tx`
+    insert into visit_days (code, day, humans, bots)
+    select v.code, v.day, v.humans, v.bots
+    from unnest(${d.codes}::text[], ${d.days}::date[], ${d.humans}::int[], ${d.bots}::int[]) as v(code, day, humans, bots)
+    join links on links.code = v.code and links.deleted_at is null
+    order by v.code, v.day
+    on conflict (code, day) do update
+    set humans = visit_days.humans + excluded.humans, bots = visit_days.bots + excluded.bots`
+  const r = b.referrers
+  const known = await tx<{ code: string; day: string; host: string }[]>`
+    select r.code, r.day::text as day, r.host from visit_referrers r
+    join unnest(${d.codes}::text[], ${d.days}::date[]) as v(code, day) on r.code = v.code and r.day = v.day`
+  const capped = capReferrers(known, r, MAX_REFERRER_HOSTS)
+  await tx`
+    insert into visit_referrers (code, day, host, visits)
+    select v.code, v.day, v.host, v.n
+    from unnest(${capped.codes}::text[], ${capped.days}::date[], ${capped.hosts}::text[], ${capped.visits}::int[])
+      as v(code, day, host, n)
+    join links on links.code = v.code and links.deleted_at is null
+    order by v.code, v.day, v.host
+    on conflict (code, day, host) do update set visits = visit_referrers.visits + excluded.visits`
+  await writeDims(tx, b.dims)
+  const k = b.sketches
+  if (k.codes.length === 0) return
+  // Read, merge, write back under the row locks the day upsert above took: concurrent flushes
+  // of a link and day merge in turn. Only sketches that changed are written (no WAL otherwise).
+  const stored = await tx<{ code: string; day: string; sketch: Buffer | null }[]>`
+    select d.code, d.day::text as day, d.sketch from visit_days d
+    join unnest(${k.codes}::text[], ${k.days}::date[]) as v(code, day) on d.code = v.code and d.day = v.day`
+  const byKey = new Map(stored.map((r) => [`${r.code} ${r.day}`, r.sketch]))
+  const changed: VisitBatch['sketches'] = { codes: [], days: [], sketches: [] }
+  for (let i = 0; i < k.codes.length; i++) {
+    const key = `${k.codes[i]} ${k.days[i]}`
+    if (!byKey.has(key)) continue // a deleted link
+    const into = new Uint8Array(byKey.get(key) ?? emptySketch())
+    if (!mergeSketch(into, Buffer.from(k.sketches[i]!, 'hex'))) continue
+    changed.codes.push(k.codes[i]!)
+    changed.days.push(k.days[i]!)
+    changed.sketches.push(Buffer.from(into).toString('hex'))
+  }
+  if (changed.codes.length === 0) return
+  await tx`
+    update visit_days d set sketch = decode(v.sketch, 'hex')
+    from unnest(${changed.codes}::text[], ${changed.days}::date[], ${changed.sketches}::text[]) as v(code, day, sketch)
+    where d.code = v.code and d.day = v.day`
 }
 
 /** The breakdowns of a batch, in its transaction; in code, day order like the rows before them. */
@@ -139,24 +169,19 @@ export async function daySalt(sql: Sql, day: string): Promise<Buffer> {
 }
 
 /**
- * The daily job: days before `reduceBefore` get their unique visitors counted, and their hashes
- * and salt deleted; rows before `keepFrom` are deleted. One node at a time (the others skip it).
- * Returns false when another node was running it.
+ * The daily job: days before `reduceBefore` lose their salt (no flush adds to them any more);
+ * rows before `keepFrom` are deleted, and flush ids older than two days. One node at a time (the
+ * others skip it). Returns false when another node was running it.
  */
 export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string): Promise<boolean> {
   return sql.begin(async (tx) => {
     const [lock] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${STATS_JOB_LOCK}) as locked`
     if (!lock!.locked) return false
-    await tx`
-      update visit_days d set uniques = coalesce(d.uniques, 0) + h.n
-      from (select code, day, count(*) as n from visit_hashes where day < ${reduceBefore}::date group by code, day) h
-      where d.code = h.code and d.day = h.day`
-    await tx`update visit_days set uniques = 0 where uniques is null and day < ${reduceBefore}::date`
-    await tx`delete from visit_hashes where day < ${reduceBefore}::date`
     await tx`delete from visit_salts where day < ${reduceBefore}::date`
     await tx`delete from visit_days where day < ${keepFrom}::date`
     await tx`delete from visit_referrers where day < ${keepFrom}::date`
     await tx`delete from visit_dims where day < ${keepFrom}::date`
+    await tx`delete from visit_flushes where at < now() - interval '2 days'`
     return true
   })
 }
@@ -165,10 +190,11 @@ export interface DayCounts {
   day: string
   humans: number
   bots: number
-  /** reduced count plus the hashes not yet reduced */
+  /** the sketch's estimate, plus the exact count kept from before the sketches */
   uniques: number
 }
 
+/** A link's days and referrers from `from` to `to` (inclusive, "YYYY-MM-DD"); days without visits are absent. */
 /** A day's visits under one value of a breakdown. */
 export interface DimCount {
   day: string
@@ -189,16 +215,11 @@ export interface StoredStats {
  * theirs.
  */
 export async function readStats(sql: Sql, userId: string, code: string, from: string, to: string): Promise<StoredStats | undefined> {
-  const [row] = await sql<StoredStats[]>`
+  const [row] = await sql<Array<{ days: Array<{ day: string; humans: number; bots: number; counted: number; sketch: string | null }>; referrers: StoredStats['referrers']; dims: DimCount[] }>>`
     select
       (select coalesce(json_agg(json_build_object('day', d.day::text, 'humans', d.humans, 'bots', d.bots,
-          'uniques', coalesce(d.uniques, 0) + coalesce(h.n, 0)) order by d.day), '[]')
+          'counted', coalesce(d.uniques, 0), 'sketch', encode(d.sketch, 'hex')) order by d.day), '[]')
         from visit_days d
-        left join (
-          select day, count(*) as n from visit_hashes
-          where day between ${from}::date and ${to}::date and code = ${code}
-          group by day
-        ) h on h.day = d.day
         where d.code = ${code} and d.day between ${from}::date and ${to}::date) as days,
       (select coalesce(json_agg(json_build_object('host', r.host, 'visits', r.visits) order by r.visits desc, r.host), '[]')
         from (select host, sum(visits) as visits from visit_referrers
@@ -207,5 +228,12 @@ export async function readStats(sql: Sql, userId: string, code: string, from: st
           order by m.day, m.dim, m.visits desc, m.value), '[]')
         from visit_dims m where m.code = ${code} and m.day between ${from}::date and ${to}::date) as dims
     from live_links where code = ${code} and user_id = ${userId}`
-  return row
+  if (row === undefined) return undefined
+  const days = row.days.map(({ day, humans, bots, counted, sketch }) => ({
+    day,
+    humans,
+    bots,
+    uniques: counted + (sketch === null ? 0 : Math.round(estimate(Buffer.from(sketch, 'hex')))),
+  }))
+  return { days, referrers: row.referrers, dims: row.dims }
 }

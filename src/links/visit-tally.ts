@@ -18,18 +18,14 @@ const MAX_PENDING_HOSTS = 100
 /** Distinct visitors kept between flushes (a long database outage); more are not counted. */
 const MAX_PENDING_VISITORS = 100_000
 /**
- * Distinct (link, day, User-Agent) and (link, day, address) entries kept for the breakdowns between
- * flushes; more count under UNKNOWN (device, browser and OS "other", country "unknown").
+ * Distinct (link, day, User-Agent) and (link, day, visitor) entries kept for the breakdowns between
+ * flushes; more count under UNKNOWN (device, browser and OS "other", country "unknown"). A batch
+ * put back after a failed flush is merged whole, so a long outage may hold up to twice as many.
  */
 const MAX_PENDING_AGENTS = 20_000
 const MAX_PENDING_ADDRESSES = 100_000
 /** The key of visits whose User-Agent or address was not kept: no human has an empty User-Agent. */
 export const UNKNOWN = ''
-/**
- * How much of a User-Agent tells visitors apart: real ones are shorter, and a flood of 16 KiB
- * agents cannot make the pending visitors large (100,000 × 300 bytes at most).
- */
-const AGENT_CHARS = 256
 /** Entries of the folds' memos (agent → bot?, Referer → host, peer and forwarded → address) before they start afresh. */
 const MEMO_ENTRIES = 20_000
 /** Longer header values are worked out each time rather than kept (a memo of 16 KiB keys would be large). */
@@ -39,11 +35,11 @@ export interface DayPending {
   humans: number
   bots: number
   referrers: Map<string, number>
-  /** human visitors: client address → user agents; hashed only when written */
-  visitors: Map<string, Set<string>>
+  /** human visitors, by visitorKey (their client address); hashed only when written */
+  visitors: Set<string>
   /** human visits by User-Agent (cut to MEMO_KEY_CHARS), parsed only when written (breakdowns.ts) */
   agents: Map<string, number>
-  /** human visits by client address, looked up only when written and never stored */
+  /** human visits by visitorKey, placed in a country only when written, and never stored */
   addresses: Map<string, number>
 }
 
@@ -83,7 +79,7 @@ export class VisitTally {
   readonly #memo = {
     bots: new Map<string | undefined, boolean>(),
     hosts: new Map<string | undefined, string>(),
-    addresses: new Map<string | undefined, Map<string | undefined, string>>(),
+    visitors: new Map<string | undefined, Map<string | undefined, string>>(),
   }
   #visitors = 0
   #visitorsDropped = false
@@ -135,11 +131,11 @@ export class VisitTally {
     // memos last (MEMO_ENTRIES). Keys are the header strings themselves, never strings built
     // from them: V8 hashes a string once and keeps the hash, while a built key would be copied
     // and hashed again on every visit.
-    const { bots, hosts, addresses } = this.#memo
-    if (bots.size + hosts.size + addresses.size > MEMO_ENTRIES) {
+    const { bots, hosts, visitors } = this.#memo
+    if (bots.size + hosts.size + visitors.size > MEMO_ENTRIES) {
       bots.clear()
       hosts.clear()
-      addresses.clear()
+      visitors.clear()
     }
     for (let i = 0; i < n; i++) {
       const code = codes[i]!
@@ -174,48 +170,38 @@ export class VisitTally {
       }
       day.humans++
       const peer = peers[i]
-      let byForward = addresses.get(peer)
-      if (byForward === undefined) addresses.set(peer, (byForward = new Map()))
-      let address = byForward.get(forwarded[i])
-      if (address === undefined) byForward.set(forwarded[i], (address = clientAddress(peer, forwarded[i], this.#trustProxy)))
-      this.#countAgent(day, agent!.length > MEMO_KEY_CHARS ? agent!.slice(0, MEMO_KEY_CHARS) : agent!, 1)
-      this.#countAddress(day, address, 1)
-      let agentsSeen = day.visitors.get(address)
-      if (agentsSeen === undefined) day.visitors.set(address, (agentsSeen = new Set()))
-      const who = agent!.length > AGENT_CHARS ? agent!.slice(0, AGENT_CHARS) : agent!
-      if (agentsSeen.has(who)) continue
+      let byForward = visitors.get(peer)
+      if (byForward === undefined) visitors.set(peer, (byForward = new Map()))
+      let who = byForward.get(forwarded[i])
+      if (who === undefined) byForward.set(forwarded[i], (who = visitorKey(clientAddress(peer, forwarded[i], this.#trustProxy))))
+      this.#countAgent(day, agent!.length > MEMO_KEY_CHARS ? agent!.slice(0, MEMO_KEY_CHARS) : agent!)
+      this.#countAddress(day, who)
+      if (day.visitors.has(who)) continue
       if (this.#visitors >= MAX_PENDING_VISITORS) {
         this.#visitorsDropped = true
         continue
       }
-      agentsSeen.add(who)
+      day.visitors.add(who)
       this.#visitors++
     }
   }
 
-  #countAgent(day: DayPending, agent: string, n: number): void {
+  #countAgent(day: DayPending, agent: string): void {
     const seen = day.agents.get(agent)
-    if (seen !== undefined) day.agents.set(agent, seen + n)
+    if (seen !== undefined) day.agents.set(agent, seen + 1)
     else if (this.#agentsKept < MAX_PENDING_AGENTS) {
-      day.agents.set(agent, n)
+      day.agents.set(agent, 1)
       this.#agentsKept++
-    } else day.agents.set(UNKNOWN, (day.agents.get(UNKNOWN) ?? 0) + n)
+    } else day.agents.set(UNKNOWN, (day.agents.get(UNKNOWN) ?? 0) + 1)
   }
 
-  #countAddress(day: DayPending, address: string, n: number): void {
+  #countAddress(day: DayPending, address: string): void {
     const seen = day.addresses.get(address)
-    if (seen !== undefined) day.addresses.set(address, seen + n)
+    if (seen !== undefined) day.addresses.set(address, seen + 1)
     else if (this.#addressesKept < MAX_PENDING_ADDRESSES) {
-      day.addresses.set(address, n)
+      day.addresses.set(address, 1)
       this.#addressesKept++
-    } else day.addresses.set(UNKNOWN, (day.addresses.get(UNKNOWN) ?? 0) + n)
-  }
-
-  /** A day put back whole: its entries count against the caps. */
-  #adopt(d: DayPending): void {
-    this.#visitors += countVisitors(d)
-    this.#agentsKept += d.agents.size
-    this.#addressesKept += d.addresses.size
+    } else day.addresses.set(UNKNOWN, (day.addresses.get(UNKNOWN) ?? 0) + 1)
   }
 
   /** Everything counted so far (folded first); the tally starts afresh. */
@@ -230,48 +216,77 @@ export class VisitTally {
     return taken
   }
 
-  /** A failed batch goes back into what is pending, merged with what was counted since. */
+  /** A batch that was surely not written goes back into what is pending, merged with what was counted since. */
   putBack(batch: Map<string, Pending>): void {
-    for (const [code, p] of batch) {
-      const now = this.#pending.get(code)
-      if (now === undefined) {
-        this.#pending.set(code, p)
-        for (const d of p.days.values()) this.#adopt(d)
+    this.#visitors += mergeInto(this.#pending, batch)
+  }
+}
+
+/** The batches as one, copied: the originals are left as they are (a flush may try them again). */
+export function merged(batches: ReadonlyArray<Map<string, Pending>>): Map<string, Pending> {
+  const into = new Map<string, Pending>()
+  for (const batch of batches) mergeInto(into, batch, true)
+  return into
+}
+
+/** Adds `from` to `into`; returns how many visitors were new to it. `copy`: share nothing with `from`. */
+function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy = false): number {
+  let added = 0
+  for (const [code, p] of from) {
+    let now = into.get(code)
+    if (now === undefined) {
+      if (!copy) {
+        into.set(code, p)
+        for (const d of p.days.values()) added += countVisitors(d)
         continue
       }
-      now.count += p.count
-      now.lastAtMs = Math.max(now.lastAtMs, p.lastAtMs)
-      for (const [dayNumber, d] of p.days) {
-        const into = now.days.get(dayNumber)
-        if (into === undefined) {
+      into.set(code, (now = { count: 0, lastAtMs: 0, days: new Map() }))
+    }
+    now.count += p.count
+    now.lastAtMs = Math.max(now.lastAtMs, p.lastAtMs)
+    for (const [dayNumber, d] of p.days) {
+      let day = now.days.get(dayNumber)
+      if (day === undefined) {
+        if (!copy) {
           now.days.set(dayNumber, d)
-          this.#adopt(d)
+          added += countVisitors(d)
           continue
         }
-        into.humans += d.humans
-        into.bots += d.bots
-        for (const [host, visits] of d.referrers) into.referrers.set(host, (into.referrers.get(host) ?? 0) + visits)
-        for (const [agent, visits] of d.agents) this.#countAgent(into, agent, visits)
-        for (const [address, visits] of d.addresses) this.#countAddress(into, address, visits)
-        for (const [address, agents] of d.visitors) {
-          let seen = into.visitors.get(address)
-          if (seen === undefined) into.visitors.set(address, (seen = new Set()))
-          for (const agent of agents) {
-            if (seen.has(agent)) continue
-            seen.add(agent)
-            this.#visitors++
-          }
-        }
+        now.days.set(dayNumber, (day = newDay()))
+      }
+      day.humans += d.humans
+      day.bots += d.bots
+      for (const [host, visits] of d.referrers) day.referrers.set(host, (day.referrers.get(host) ?? 0) + visits)
+      for (const [agent, visits] of d.agents) day.agents.set(agent, (day.agents.get(agent) ?? 0) + visits)
+      for (const [address, visits] of d.addresses) day.addresses.set(address, (day.addresses.get(address) ?? 0) + visits)
+      for (const who of d.visitors) {
+        if (day.visitors.has(who)) continue
+        day.visitors.add(who)
+        added++
       }
     }
   }
-
+  return added
 }
 
-const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), visitors: new Map(), agents: new Map(), addresses: new Map() })
+const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), visitors: new Set(), agents: new Map(), addresses: new Map() })
 
-const countVisitors = (d: DayPending): number => {
-  let n = 0
-  for (const agents of d.visitors.values()) n += agents.size
-  return n
+const countVisitors = (d: DayPending): number => d.visitors.size
+
+/**
+ * Who counts as one visitor: the client address alone, whatever User-Agent it sends, so no
+ * client can pass for many by varying it; an IPv6 address by its /64, which one subscriber
+ * holds whole. (Visitors behind one NAT count as one.)
+ */
+export function visitorKey(address: string): string {
+  if (!address.includes(':')) return address
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped !== null) return mapped[1]!
+  const [head = '', tail] = address.toLowerCase().split('::')
+  const groups = head === '' ? [] : head.split(':')
+  if (tail !== undefined) {
+    const after = tail === '' ? [] : tail.split(':')
+    groups.push(...Array<string>(Math.max(0, 8 - groups.length - after.length)).fill('0'), ...after)
+  }
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
 }

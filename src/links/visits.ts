@@ -1,21 +1,20 @@
 // Visit counting: tallied in memory on the redirect path (visit-tally.ts) and written in batches,
 // one transaction per flush: each link's total and, per UTC day, its humans and bots, referrer
-// hosts and the hashes of its distinct human visitors. A failed flush keeps its counts for the
-// next one; a crash loses at most one interval.
-import { hash } from 'node:crypto'
+// hosts and a sketch of its distinct human visitors (sketch.ts). A flush that surely failed puts its counts
+// back for the next one; one that may have committed (it failed at the COMMIT) is tried again
+// under the same id, which the database remembers: nothing is counted twice. A crash loses at
+// most one interval.
+import { hash, randomUUID } from 'node:crypto'
 import type { BlockList } from 'node:net'
 import { isConnectionError } from '../db/errors.js'
 import type { Sql } from '../db/types.js'
-import type { WriteHealth } from '../health.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
 import { Breakdowns } from './breakdowns.js'
 import { UNKNOWN_COUNTRY, type CountryOf } from './geo.js'
-import { daySalt, writeVisitBatch, type VisitBatch } from './stats-queries.js'
-import { DAY_MS, VisitTally, type Pending, type Visitor } from './visit-tally.js'
-
-/** Hex digits of a visitor hash kept: 16 bytes. */
-const HASH_HEX = 32
+import { addHash, emptySketch } from './sketch.js'
+import { daySalt, writeVisitFlush, type VisitBatch } from './stats-queries.js'
+import { DAY_MS, merged, VisitTally, type Pending, type Visitor } from './visit-tally.js'
 
 export interface VisitOptions {
   flushMs: number
@@ -24,17 +23,22 @@ export interface VisitOptions {
   trustProxy: BlockList | undefined
   /** the country of a client address (geo.ts); without it, every country is "unknown" */
   countryOf?: CountryOf
-  /** told how each flush went, for /healthz */
-  writes?: WriteHealth
   /** told how long each flush took, and of flushes the database refused */
   metrics?: Pick<Metrics, 'visitFlush' | 'databaseError'>
+}
+
+/** A batch whose write may have committed: tried again under its id until the outcome is known. */
+interface Unsure {
+  id: string
+  batch: Map<string, Pending>
 }
 
 export class VisitCounter {
   readonly #tally: VisitTally
   readonly #breakdowns: Breakdowns
+  #unsure: Unsure[] = []
   /** day → salt, as hex (what is hashed) */
-  readonly #salts = new Map<string, string>()
+  readonly #saltByDay = new Map<string, string>()
   #timer: NodeJS.Timeout | undefined
   #flushing: Promise<void> = Promise.resolve()
 
@@ -70,29 +74,38 @@ export class VisitCounter {
   async #write(): Promise<void> {
     const { batch, visitorsDropped } = this.#tally.take()
     if (visitorsDropped) this.log.warn('too many visitors waited for a flush; some were not counted as unique')
-    if (batch.size === 0) return
+    const fresh = batch.size === 0 ? undefined : { id: randomUUID(), batch }
+    const attempt = fresh === undefined ? this.#unsure : [...this.#unsure, fresh]
+    if (attempt.length === 0) return
     const started = performance.now()
+    let committing = false
     try {
-      const rows = await this.#toRows(batch)
-      this.#breakdowns.forgetAddresses()
-      await writeVisitBatch(this.sql, rows)
-      this.options.writes?.record(true)
+      const salts = await this.#salts(attempt)
+      const rowsFor = (recorded: ReadonlySet<string>) => this.#toRows(merged(attempt.filter((a) => recorded.has(a.id)).map((a) => a.batch)), salts)
+      await writeVisitFlush(this.sql, attempt.map((a) => a.id), rowsFor, () => (committing = true))
+      this.#unsure = []
       this.options.metrics?.visitFlush((performance.now() - started) / 1000)
     } catch (err) {
-      this.options.writes?.record(false)
       if (isConnectionError(err)) this.options.metrics?.databaseError()
-      this.log.warn('visit flush failed; keeping the counts for the next one', { err, codes: batch.size })
-      this.#tally.putBack(batch)
+      if (committing) {
+        this.#unsure = attempt
+        this.log.warn('visit flush failed at its commit; trying it again under the same id', { err, batches: attempt.length })
+      } else {
+        if (fresh !== undefined) this.#tally.putBack(fresh.batch)
+        this.log.warn('visit flush failed; keeping the counts for the next one', { err, codes: batch.size })
+      }
+    } finally {
+      this.#breakdowns.forgetAddresses()
     }
   }
 
-  /** The batch as rows, in code then day order; visitors hashed under their day's salt. */
-  async #toRows(batch: Map<string, Pending>): Promise<VisitBatch> {
+  /** The batch as rows, in code then day order; visitors hashed under their day's salt into sketches. */
+  #toRows(batch: Map<string, Pending>, salts: ReadonlyMap<number, string>): VisitBatch {
     const rows: VisitBatch = {
       links: { codes: [], counts: [], lastAt: [] },
       days: { codes: [], days: [], humans: [], bots: [] },
       referrers: { codes: [], days: [], hosts: [], visits: [] },
-      hashes: { codes: [], days: [], hashes: [] },
+      sketches: { codes: [], days: [], sketches: [] },
       dims: { codes: [], days: [], dims: [], values: [], visits: [] },
     }
     for (const [code, p] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -121,31 +134,44 @@ export class VisitCounter {
           }
         }
         if (d.visitors.size === 0) continue
-        const salt = await this.#salt(day)
-        for (const [address, agents] of d.visitors) {
-          for (const agent of agents) {
-            rows.hashes.codes.push(code)
-            rows.hashes.days.push(day)
-            // SHA-256 of secret salt, code and visitor (the salt first and of fixed length, so
-            // no input can pass for another); the code in it keeps one visitor's hashes on two
-            // links apart. crypto.hash is one call, a third of createHmac's cost per visitor.
-            rows.hashes.hashes.push(hash('sha256', `${salt}\n${code}\n${address}\n${agent}`, 'hex').slice(0, HASH_HEX))
-          }
+        // The day's sketch of this batch's visitors; the flush merges it into the stored one.
+        const salt = salts.get(dayNumber)!
+        const sketch = emptySketch()
+        for (const who of d.visitors) {
+          // SHA-256 of secret salt, code and visitor (the salt first and of fixed length, so no
+          // input can pass for another): a link's registers say nothing of another's.
+          addHash(sketch, hash('sha256', `${salt}\n${code}\n${who}`, 'buffer') as unknown as Buffer)
         }
+        rows.sketches.codes.push(code)
+        rows.sketches.days.push(day)
+        rows.sketches.sketches.push(Buffer.from(sketch).toString('hex'))
       }
     }
     return rows
   }
 
+  /** The salts of the days that have visitors in these batches, by day number. */
+  async #salts(batches: ReadonlyArray<Unsure>): Promise<Map<number, string>> {
+    const salts = new Map<number, string>()
+    for (const { batch } of batches) {
+      for (const p of batch.values()) {
+        for (const [dayNumber, d] of p.days) {
+          if (d.visitors.size > 0 && !salts.has(dayNumber)) salts.set(dayNumber, await this.#salt(dateOf(dayNumber)))
+        }
+      }
+    }
+    return salts
+  }
+
   /** Every node hashes a day's visitors under the same salt (see stats-queries.ts daySalt). */
   async #salt(day: string): Promise<string> {
-    let salt = this.#salts.get(day)
+    let salt = this.#saltByDay.get(day)
     if (salt === undefined) {
       salt = (await daySalt(this.sql, day)).toString('hex')
       // Only the last few days are wanted: forget older salts as newer ones arrive.
       const oldest = dateOf(Math.floor(Date.now() / DAY_MS) - 2)
-      for (const d of this.#salts.keys()) if (d < oldest) this.#salts.delete(d)
-      this.#salts.set(day, salt)
+      for (const d of this.#saltByDay.keys()) if (d < oldest) this.#saltByDay.delete(d)
+      this.#saltByDay.set(day, salt)
     }
     return salt
   }

@@ -68,6 +68,11 @@ export class MemoryLeakyBuckets implements LeakyBuckets {
   }
 }
 
+/** Drops the rows of leaky_buckets that have drained: they are the same as none. */
+export async function sweepStoredBuckets(sql: Sql): Promise<void> {
+  await sql`delete from leaky_buckets where empty_at < now()`
+}
+
 /** In PostgreSQL, one atomic statement per call, so every node sees the same level. */
 export class PostgresLeakyBuckets implements LeakyBuckets {
   readonly #timer: NodeJS.Timeout
@@ -81,8 +86,8 @@ export class PostgresLeakyBuckets implements LeakyBuckets {
     return row!
   }
 
-  async sweep(): Promise<void> {
-    await this.sql`delete from leaky_buckets where empty_at < now()`
+  sweep(): Promise<void> {
+    return sweepStoredBuckets(this.sql)
   }
 
   close(): void {

@@ -105,3 +105,4 @@ export async function deleteUser(sql: Sql, id: string): Promise<string[]> {
     return codes.map((c) => c.code)
   })
 }
+

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert'
 import { call, login, newUser, uniqueName, type User } from '../helpers/api.js'
 import { assertAccessible, browserAvailable, launchBrowser, screenshot } from '../helpers/browser.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
+import { blockHost, unblockHost } from '../../src/admin/blocks.js'
 import { disableLink } from '../../src/admin/links.js'
 import { until } from '../helpers/wait.js'
 
@@ -350,6 +351,26 @@ if (browserAvailable()) {
     await page.getByText('The operator has disabled this link: it cannot be changed, only deleted.').waitFor()
   })
 
+  test('a destination host in Unicode shows its punycode beside it, in the list and on the link\'s page, and the other way round', async (ctx) => {
+    const { page } = ctx
+    const token = await tabToken(page)
+    const idn = (await call(ctx.srv.url, 'POST', '/api/v1/links', { token, body: { url: 'https://bücher.example/angebote' } })).body.code as string
+    const puny = (await call(ctx.srv.url, 'POST', '/api/v1/links', { token, body: { url: 'https://xn--80ak6aa92e.example/login' } })).body.code as string
+    await page.goto(app(ctx, 'links'))
+    await heading(page, 'Your links')
+    const card = (code: string) => page.locator('li.link-card', { hasText: `/r/${code}` })
+    assert.is((await card(idn).locator('p.host').innerText()).trim(), 'Host bücher.example, punycode xn--bcher-kva.example')
+    assert.is((await card(puny).locator('p.host').innerText()).trim(), 'Host аррӏе.example, punycode xn--80ak6aa92e.example')
+    assert.is(await card(ctx.code).locator('p.host').count(), 0, 'an ASCII host shows no second form')
+    await assertAccessible(page, 'links list with IDN hosts')
+    await screenshot(page, 'links-idn')
+    await page.goto(app(ctx, `links/${puny}`))
+    await heading(page, puny)
+    await page.locator('p.host', { hasText: 'punycode xn--80ak6aa92e.example' }).waitFor()
+    await screenshot(page, 'link-idn')
+    for (const code of [idn, puny]) await call(ctx.srv.url, 'DELETE', `/api/v1/links/${code}`, { token })
+  })
+
   test('sign out ends the session on the server and returns to sign-in', async (ctx) => {
     const { page } = ctx
     const token = await tabToken(page)
@@ -358,6 +379,32 @@ if (browserAvailable()) {
     assert.is(await tabToken(page), undefined)
     assert.is((await call(ctx.srv.url, 'GET', '/api/v1/users/me', { token })).status, 401)
     assert.equal(ctx.problems, [], 'no script error and no CSP refusal during the journey')
+  })
+
+  test('Report a link works without an account: the link comes filled in, each error shows by its field, the report is stored', async (ctx) => {
+    const { page } = ctx
+    const owner = await newUser(ctx.srv.url)
+    const code = (await call(ctx.srv.url, 'POST', '/api/v1/links', { token: owner.token, body: { url: 'https://login.bank.example/' } })).body.code as string
+    await page.goto(app(ctx, `report?code=${code}`))
+    await heading(page, 'Report a link')
+    assert.is(await page.getByLabel('Short link', { exact: true }).inputValue(), `${ctx.srv.service.deps.baseUrl}/r/${code}`)
+    await page.getByRole('button', { name: 'Send report' }).click()
+    await page.locator('#report-reason-error', { hasText: 'Is required.' }).waitFor()
+    await assertAccessible(page, 'report form with an error')
+    await screenshot(page, 'report-errors')
+    await page.getByLabel(/^Phishing/).check()
+    await page.getByLabel('Details').fill('It asks for my bank password.')
+    await page.getByRole('button', { name: 'Send report' }).click()
+    await heading(page, 'Report sent')
+    await screenshot(page, 'report-sent')
+    const [row] = await ctx.srv.service.db.sql<{ reason: string; details: string }[]>`select reason, details from reports where code = ${code}`
+    assert.equal({ ...row }, { reason: 'phishing', details: 'It asks for my bank password.' })
+    await page.getByRole('link', { name: 'Report another link' }).click()
+    await page.getByLabel('Short link', { exact: true }).fill('Zz9Zz9Zz')
+    await page.getByLabel(/^Spam/).check()
+    await page.getByRole('button', { name: 'Send report' }).click()
+    assert.is(await errorOf(page, 'Short link'), 'There is no such link: check what you typed.')
+    assert.equal(ctx.problems.filter((p) => !/status of 404/.test(p)), [], 'no script error and no CSP refusal')
   })
 
   test.run()
@@ -393,6 +440,7 @@ if (browserAvailable()) {
       ['edit', `/app/links/${ctx.code}/edit`],
       ['sessions', '/app/sessions'],
       ['account', '/app/account'],
+      ['report', `/app/report?code=${ctx.code}`],
     ]
     for (const width of [360, 1280]) {
       for (const colorScheme of ['light', 'dark'] as const) {
@@ -419,10 +467,56 @@ if (browserAvailable()) {
     }
   })
 
+  sizes('the pages a browser gets for a link that does not redirect, and the preview: axe-core, no sideways scrolling, no script, nothing fetched from elsewhere', async (ctx) => {
+    const token = ctx.user.token
+    const make = async (url: string) => (await call(ctx.srv.url, 'POST', '/api/v1/links', { token, body: { url } })).body.code as string
+    const disabled = await make('https://example.com/stopped')
+    await disableLink(ctx.srv.service.db.sql, disabled, 'spam')
+    const host = `${uniqueName('phish')}.example`
+    const blocked = await make(`https://login.${host}/`)
+    await blockHost(ctx.srv.service.db.sql, host)
+    const previewed = await make('https://xn--80ak6aa92e.example/sign-in')
+    ctx.srv.service.deps.cache.clear()
+    const pages: Array<[string, string, number]> = [
+      ['visitor-unknown', '/r/Zz9Zz9Zz', 404],
+      ['visitor-disabled', `/r/${disabled}`, 410],
+      ['visitor-blocked', `/r/${blocked}`, 410],
+      ['visitor-preview', `/r/${previewed}/preview`, 200],
+    ]
+    for (const width of [360, 1280]) {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const context = await ctx.browser.newContext({ viewport: { width, height: 800 }, colorScheme })
+        const page = await context.newPage()
+        const problems: string[] = []
+        watch(page, problems)
+        const requested: string[] = []
+        page.on('request', (r) => requested.push(r.url()))
+        for (const [name, path, status] of pages) {
+          requested.length = 0
+          const res = await page.goto(ctx.srv.url + path)
+          assert.is(res?.status(), status, path)
+          await page.waitForLoadState('networkidle')
+          const where = `${name} at ${width} px, ${colorScheme}`
+          await assertAccessible(page, where)
+          assert.is(await page.evaluate('document.scripts.length'), 0, `${where}: no script`)
+          assert.is(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'), 0, `${where}: no sideways scrolling`)
+          // The page itself, and at most the browser's own try for a favicon on this origin.
+          assert.equal(requested.filter((u) => u !== ctx.srv.url + path && u !== `${ctx.srv.url}/favicon.ico`), [], `${where}: nothing else fetched`)
+          await screenshot(page, `${name}-${width}-${colorScheme}`)
+        }
+        const blockedText = await (await page.goto(`${ctx.srv.url}/r/${blocked}`))!.text()
+        assert.not.ok(blockedText.includes(host), 'a blocked destination is never shown')
+        await context.close()
+        assert.equal(problems.filter((p) => !/status of (404|410)/.test(p)), [], `${width} px ${colorScheme}: no CSP refusal, no error`)
+      }
+    }
+    await unblockHost(ctx.srv.service.db.sql, host)
+  })
+
   sizes('signed out, sign-in and sign-up pass axe-core at 360 px in the dark', async (ctx) => {
     const context = await ctx.browser.newContext({ viewport: { width: 360, height: 740 }, colorScheme: 'dark' })
     const page = await context.newPage()
-    for (const path of ['/app/signin', '/app/signup']) {
+    for (const path of ['/app/signin', '/app/signup', '/app/report']) {
       await page.goto(ctx.srv.url + path)
       await page.locator('main h1').waitFor()
       await assertAccessible(page, `${path} at 360 px, dark`)

@@ -1,16 +1,16 @@
 // link-service block ...: a blocked host, and its subdomains, cannot be a link target;
 // links already made to it answer 410 until it is removed from the list.
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, uniqueName } from '../helpers/api.js'
 import { admin, adminLog, assertFields, cliDataDir, withServer } from '../helpers/cli.js'
-import { migrate } from '../../src/db/migrate.js'
+import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js'
 import { openDatabase } from '../../src/db/open.js'
 import { freshDatabase } from '../helpers/pg.js'
-import { MIGRATIONS_DIR } from '../../src/db/migrate.js'
+import { startFeedServer } from '../helpers/feed-server.js'
 
 const test = suite<{ dir: string | undefined }>('link-service block')
 test.before(async (ctx) => {
@@ -54,7 +54,7 @@ test('a blocked host: its links and its subdomains\' answer 410, create and PATC
     assert.is((await call(srv.url, 'GET', `/r/${direct}`)).status, 302)
   })
   const list = await admin(dir, ['block', 'list', '--json'])
-  assertFields((JSON.parse(list.stdout) as Array<Record<string, unknown>>).find((b) => b.host === host), { host, links: 1 })
+  assertFields((JSON.parse(list.stdout) as Array<Record<string, unknown>>).find((b) => b.host === host), { host, source: 'manual', links: 1 })
   const removed = await admin(dir, ['block', 'remove', host])
   assert.is(removed.status, 0, removed.stderr)
   assertFields(adminLog(removed)[0], { action: 'block.remove', host })
@@ -69,8 +69,8 @@ test('block list as text; a second add says so; an invalid host, or removing one
   assert.is((await admin(dir, ['block', 'add', host])).status, 0)
   assert.equal(JSON.parse((await admin(dir, ['block', 'add', host, '--json'])).stdout), { action: 'block.add', host, changed: false })
   const text = await admin(dir, ['block', 'list'])
-  assert.match(text.stdout, /^HOST +LINKS +BLOCKED AT/)
-  assert.match(text.stdout, new RegExp(`\\n${host.replace(/\./g, '\\.')} +0 `))
+  assert.match(text.stdout, /^HOST +SOURCE +LINKS +BLOCKED AT/)
+  assert.match(text.stdout, new RegExp(`\\n${host.replace(/\./g, '\\.')} +manual +0 `))
   for (const bad of ['https://evil.example/', 'evil.example:8080', '*.evil.example', 'user@evil.example', '']) {
     const r = await admin(dir, ['block', 'add', bad])
     assert.is(r.status, 1, bad)
@@ -153,6 +153,52 @@ test('migration 0009 brings links and blocked hosts stored before it to the cano
     await fresh?.drop()
     rmSync(before, { recursive: true, force: true })
   }
+})
+
+test('block import: a feed of mixed formats replaces only its own source\'s entries; invalid lines are counted and shown; a failed import changes nothing', async ({ dir }) => {
+  const tag = uniqueName('feed')
+  const [csvHost, adHost, urlHost, plainHost, manualHost] = ['csv', 'ad', 'url', 'plain', 'manual'].map((p) => `${p}.${tag}.example`) as [string, string, string, string, string]
+  const file = join(mkdtempSync(join(tmpdir(), 'feed-')), 'mixed.txt')
+  writeFileSync(file, [
+    '# URLhaus-style export',
+    `"1","2026-01-01 00:00:00","http://${csvHost}/bin","online","","malware_download","elf","https://urlhaus.abuse.ch/url/1/","x"`,
+    `||${adHost}^`,
+    `https://${urlHost}/login.php`,
+    plainHost,
+    'not a host!',
+  ].join('\n'))
+  const source = `${tag}-feed`
+  assert.is((await admin(dir, ['block', 'add', manualHost])).status, 0)
+  const r = await admin(dir, ['block', 'import', file, '--source', source])
+  assert.is(r.status, 0, r.stderr)
+  assert.is(r.stdout, `source ${source}: 4 entries (4 added, 0 removed), 1 invalid lines\n  line 6: not a host!\n`)
+  assertFields(adminLog(r)[0], { action: 'block.import', source, entries: 4, invalid_lines: 1, invalid_samples: [{ line: 6, text: 'not a host!' }] })
+  const listed = JSON.parse((await admin(dir, ['block', 'list', '--source', source, '--json'])).stdout) as Array<{ host: string; source: string }>
+  assert.equal(listed.map((e) => e.host), [adHost, csvHost, plainHost, urlHost])
+  assert.ok(listed.every((e) => e.source === source))
+
+  // The feed shrinks: its own entries follow it, the manual entry stays.
+  writeFileSync(file, `${plainHost}\n`)
+  const again = await admin(dir, ['block', 'import', file, '--source', source, '--json'])
+  assertFields(JSON.parse(again.stdout), { entries: 1, added: 0, removed: 3 })
+  const all = JSON.parse((await admin(dir, ['block', 'list', '--json'])).stdout) as Array<{ host: string; source: string }>
+  assert.equal(all.filter((e) => e.host.endsWith(`${tag}.example`)).map((e) => [e.host, e.source]), [[manualHost, 'manual'], [plainHost, source]])
+
+  // A feed that cannot be read: exit 1, entries as they were, the failure recorded for `block sources`.
+  const feed = await startFeedServer('x')
+  feed.fail(503)
+  const failed = await admin(dir, ['block', 'import', feed.url, '--source', source])
+  await feed.close()
+  assert.equal([failed.status, failed.stderr], [1, `link-service: import failed, the source's entries are unchanged: ${feed.url} answered 503\n`])
+  const sources = JSON.parse((await admin(dir, ['block', 'sources', '--json'])).stdout) as Array<Record<string, unknown>>
+  assertFields(sources.find((s) => s.name === source), { entries: 1, failures: 1, last_error: `${feed.url} answered 503` })
+  assert.is((await admin(dir, ['block', 'remove', plainHost])).stderr, `link-service: ${plainHost} has no manual entry; it is listed by ${source}\n`)
+
+  // Removing the source takes its entries with it.
+  const removed = await admin(dir, ['block', 'remove', '--source', source])
+  assert.is(removed.stdout, `removed source ${source} and its 1 entries\n`)
+  assert.is((await admin(dir, ['block', 'list', '--source', source, '--json'])).stdout, '[]\n')
+  assert.is((await admin(dir, ['block', 'remove', manualHost])).status, 0)
 })
 
 test.run()

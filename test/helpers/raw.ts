@@ -139,3 +139,79 @@ export function streamChunked(
     })
   })
 }
+
+/** What became of one request on a keep-alive connection. */
+export type Outcome =
+  | { kind: 'answered'; status: number; head: string; body: string }
+  /** the server closed (FIN) before any byte of an answer: the request was not read */
+  | { kind: 'closed' }
+  /** the connection was reset, or closed in the middle of an answer */
+  | { kind: 'broken'; why: string }
+
+/**
+ * One keep-alive connection that sends requests one after another and reads each answer by its
+ * Content-Length, telling a clean close (FIN, nothing of an answer) from a reset or a cut answer.
+ */
+export class KeepAlive {
+  #buffer = Buffer.alloc(0)
+  #waiting: ((o: Outcome) => void) | undefined
+  #ended: Outcome | undefined
+
+  private constructor(readonly socket: import('node:net').Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.#buffer = Buffer.concat([this.#buffer, chunk])
+      this.#tryAnswer()
+    })
+    socket.on('end', () => this.#end(this.#buffer.length === 0 ? { kind: 'closed' } : { kind: 'broken', why: 'closed mid-answer' }))
+    socket.on('error', (err) => this.#end({ kind: 'broken', why: String((err as NodeJS.ErrnoException).code ?? err) }))
+  }
+
+  static open(base: string): Promise<KeepAlive> {
+    const { hostname, port } = new URL(base)
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname)
+      socket.once('connect', () => resolve(new KeepAlive(socket)))
+      socket.once('error', reject)
+    })
+  }
+
+  get ended(): boolean {
+    return this.#ended !== undefined
+  }
+
+  /** Writes the parts (a pause of `pauseMs` between them) and resolves with what became of it. */
+  async send(parts: string[], pauseMs = 0): Promise<Outcome> {
+    if (this.#ended !== undefined) return this.#ended
+    const outcome = new Promise<Outcome>((resolve) => (this.#waiting = resolve))
+    for (const [i, part] of parts.entries()) {
+      if (i > 0 && pauseMs > 0) await sleep(pauseMs)
+      if (!this.socket.writable) break
+      this.socket.write(part)
+    }
+    return outcome
+  }
+
+  close(): void {
+    this.socket.destroy()
+  }
+
+  #tryAnswer(): void {
+    const split = this.#buffer.indexOf('\r\n\r\n')
+    if (split === -1 || this.#waiting === undefined) return
+    const head = this.#buffer.subarray(0, split).toString('latin1')
+    const length = Number(header(head, 'content-length') ?? 0)
+    if (this.#buffer.length < split + 4 + length) return
+    const body = this.#buffer.subarray(split + 4, split + 4 + length).toString()
+    this.#buffer = this.#buffer.subarray(split + 4 + length)
+    const resolve = this.#waiting
+    this.#waiting = undefined
+    resolve({ kind: 'answered', status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body })
+  }
+
+  #end(outcome: Outcome): void {
+    this.#ended ??= outcome
+    const resolve = this.#waiting
+    this.#waiting = undefined
+    resolve?.(this.#ended)
+  }
+}

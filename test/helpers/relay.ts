@@ -1,13 +1,19 @@
 // A TCP relay between the service and PostgreSQL, for tests that take the database away:
-// cut() closes every connection (the service sees resets), pause() silently stops forwarding
+// cut() closes every connection (the service sees resets), pause() silently stops forwarding on
+// every connection, new ones too
 // (a network that drops packets: nothing closes, nothing arrives).
 import { connect, createServer, type Server, type Socket } from 'node:net'
+import { Transform } from 'node:stream'
 
 export class Relay {
   server: Server | undefined
   readonly pairs = new Set<[Socket, Socket]>()
+  readonly filters = new Map<Socket, Transform>()
   port = 0
   closing = false
+  /** the first answer from the database that contains these bytes is dropped, and its connection reset */
+  #cutAt: Buffer | undefined
+  #paused = false
 
   constructor(
     readonly host: string,
@@ -38,23 +44,43 @@ export class Relay {
         })
         s.on('error', () => {})
       }
-      client.pipe(upstream).pipe(client)
+      // Answers pass through a filter that can drop one and reset its connection (cutAtAnswer).
+      const answers = new Transform({
+        transform: (chunk: Buffer, _encoding, done) => {
+          if (this.#cutAt === undefined || !chunk.includes(this.#cutAt)) return done(null, chunk)
+          this.#cutAt = undefined
+          client.destroy()
+          done()
+        },
+      })
+      this.filters.set(upstream, answers)
+      upstream.once('close', () => this.filters.delete(upstream))
+      answers.pipe(client)
+      // While paused, a new connection is silent too (the database looks gone, not busy).
+      if (!this.#paused) client.pipe(upstream).pipe(answers)
     })
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve))
     this.port = (this.server.address() as { port: number }).port
   }
 
+  /** The next answer of the database that contains `text` is lost, and its connection reset. */
+  cutAtAnswer(text: string): void {
+    this.#cutAt = Buffer.from(text)
+  }
+
   pause(): void {
+    this.#paused = true
     for (const [client, upstream] of this.pairs) {
       client.unpipe(upstream)
-      upstream.unpipe(client)
+      upstream.unpipe(this.filters.get(upstream))
       client.pause()
       upstream.pause()
     }
   }
 
   resume(): void {
-    for (const [client, upstream] of this.pairs) client.pipe(upstream).pipe(client)
+    this.#paused = false
+    for (const [client, upstream] of this.pairs) client.pipe(upstream).pipe(this.filters.get(upstream)!)
   }
 
   /** Resets every open connection, but keeps accepting new ones (a database that restarts at once). */

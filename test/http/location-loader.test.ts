@@ -65,4 +65,28 @@ test('a failed query rejects every caller of its batch', async () => {
   assert.equal(results.map((r) => r.status), ['rejected', 'rejected'])
 })
 
+test('a read that meets a killed connection is sent once more; a refusal is not', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const a = await newLink(srv.url, user.token, 'https://a.example/')
+  const failing = (code: string, times: number) => {
+    let left = times
+    let calls = 0
+    const sql = ((...args: unknown[]) => {
+      calls++
+      if (left-- > 0) return Promise.reject(Object.assign(new Error('gone'), { code }))
+      return (srv.service.db.sql as unknown as (...a: unknown[]) => unknown)(...args)
+    }) as unknown as typeof srv.service.db.sql
+    return { sql, calls: () => calls }
+  }
+  const killed = failing('CONNECTION_CLOSED', 1)
+  assert.equal(await new LocationLoader(killed.sql).load(a.code), { location: 'https://a.example/', expiresAt: Infinity, disabled: false })
+  assert.is(killed.calls(), 2)
+  const twice = failing('57P01', 2)
+  assert.is(await new LocationLoader(twice.sql).load(a.code).then(() => 'read', (err: { code: string }) => err.code), '57P01', 'once more only')
+  assert.is(twice.calls(), 2)
+  const refused = failing('ECONNREFUSED', 1)
+  assert.is(await new LocationLoader(refused.sql).load(a.code).then(() => 'read', (err: { code: string }) => err.code), 'ECONNREFUSED')
+  assert.is(refused.calls(), 1, 'a database that refuses is not asked again at once')
+})
+
 test.run()

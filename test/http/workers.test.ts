@@ -1,57 +1,24 @@
 // WORKERS > 1: `node server.js` forks that many workers sharing the port, restarts a
 // worker that dies, and stops them all cleanly on SIGTERM. Needs DATABASE_URL.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { sleep, until } from '../helpers/wait.js'
-
-const SERVER = new URL('../../src/server.js', import.meta.url).pathname
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-interface Line {
-  msg: string
-  pid: number
-  [k: string]: unknown
-}
-
-const logSoFar = (lines: Line[]): string => `log so far:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`
+import { freePort, spawnServer, type ServerProcess } from '../helpers/process.js'
+import { until } from '../helpers/wait.js'
 
 if (process.env.DATABASE_URL === undefined) {
   process.stdout.write('workers.test: not run: WORKERS > 1 needs DATABASE_URL (npm test runs it in .ci/run)\n')
 } else {
-  const test = suite<{ child: ChildProcess; lines: Line[]; port: number; metricsPort: number }>('WORKERS=2')
+  const test = suite<ServerProcess & { metricsPort: number }>('WORKERS=2')
 
   test.before(async (ctx) => {
-    ctx.port = await freePort()
     ctx.metricsPort = await freePort()
-    ctx.lines = []
-    ctx.child = spawn(process.execPath, [SERVER], {
-      env: { ...process.env, WORKERS: '2', PORT: String(ctx.port), METRICS_PORT: String(ctx.metricsPort), HOST: '127.0.0.1', ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    let buffered = ''
-    ctx.child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString()
-      const parts = buffered.split('\n')
-      buffered = parts.pop()!
-      for (const p of parts) if (p.trim() !== '') ctx.lines.push(JSON.parse(p) as Line)
-    })
-    await until(15_000, () => ctx.lines.filter((l) => l.msg === 'listening').length === 2, { every: 50, why: () => logSoFar(ctx.lines) })
+    Object.assign(ctx, await spawnServer({ WORKERS: '2', METRICS_PORT: String(ctx.metricsPort) }, 2))
   })
   test.after((ctx) => {
     if (ctx.child.exitCode === null) ctx.child.kill('SIGKILL')
   })
 
-  test('two workers share the port and both serve requests', async ({ lines, port }) => {
+  test('two workers share the port and both serve requests', async ({ lines, port, logSoFar }) => {
     const workers = new Set(lines.filter((l) => l.msg === 'listening').map((l) => l.pid))
     assert.is(workers.size, 2)
     for (let i = 0; i < 20; i++) {
@@ -59,7 +26,7 @@ if (process.env.DATABASE_URL === undefined) {
       assert.is(res.status, 200)
       await res.text()
     }
-    await until(15_000, () => new Set(lines.filter((l) => l.msg === 'request').map((l) => l.pid)).size === 2, { every: 50, why: () => logSoFar(lines) })
+    await until(15_000, () => new Set(lines.filter((l) => l.msg === 'request').map((l) => l.pid)).size === 2, { every: 50, why: logSoFar })
   })
 
   // Issue 12 §4: with WORKERS > 1 the primary serves the metrics, summed over the workers.
@@ -75,22 +42,22 @@ if (process.env.DATABASE_URL === undefined) {
     assert.is((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'not on the public port')
   })
 
-  test('a worker that dies is restarted', async ({ lines }) => {
+  test('a worker that dies is restarted', async ({ lines, logSoFar }) => {
     const before = lines.filter((l) => l.msg === 'listening').map((l) => l.pid)
     process.kill(before[0]!, 'SIGKILL')
-    await until(15_000, () => lines.some((l) => l.msg === 'worker died; restarting it'), { every: 50, why: () => logSoFar(lines) })
-    await until(15_000, () => lines.filter((l) => l.msg === 'listening').length === 3, { every: 50, why: () => logSoFar(lines) })
+    await until(15_000, () => lines.some((l) => l.msg === 'worker died; restarting it'), { every: 50, why: logSoFar })
+    await until(15_000, () => lines.filter((l) => l.msg === 'listening').length === 3, { every: 50, why: logSoFar })
     const fresh = lines.filter((l) => l.msg === 'listening').at(-1)!.pid
     assert.not.ok(before.includes(fresh))
   })
 
   // A stop that comes within the restart delay of a death must not fork a worker nobody stops.
-  test('SIGTERM just after a worker died stops every worker, restarts none, and the primary exits 0', async ({ child, lines }) => {
+  test('SIGTERM just after a worker died stops every worker, restarts none, and the primary exits 0', async ({ child, lines, logSoFar }) => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
     const listening = () => lines.filter((l) => l.msg === 'listening').length
     const before = listening()
     process.kill(lines.filter((l) => l.msg === 'listening').at(-1)!.pid, 'SIGKILL')
-    await until(15_000, () => lines.filter((l) => l.msg === 'worker died; restarting it').length === 2, { every: 50, why: () => logSoFar(lines) })
+    await until(15_000, () => lines.filter((l) => l.msg === 'worker died; restarting it').length === 2, { every: 50, why: logSoFar })
     child.kill('SIGTERM')
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 8 s'), 8_000))])
     assert.is(code, 0)

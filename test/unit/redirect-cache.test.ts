@@ -289,3 +289,29 @@ stopped('DISABLED is neither MISSING nor EXPIRED, and costs what an unknown code
 })
 
 stopped.run()
+
+const resumed = suite('redirect cache: after the change feed is back')
+
+resumed('held entries are not answered after resume, only as the fallback of a failed read, until a read replaces them', () => {
+  const cache = new RedirectCache(10_000, 0)
+  cache.set('aaaaaaaa', 'https://a.example/', cache.epoch)
+  cache.hold(60_000)
+  assert.is(cache.get('aaaaaaaa'), 'https://a.example/', 'served while the feed is down')
+  cache.resume()
+  assert.is(cache.get('aaaaaaaa'), undefined, 'after the feed is back: read again first')
+  assert.is(cache.stale('aaaaaaaa'), 'https://a.example/', 'the fallback of a failed read')
+  cache.set('aaaaaaaa', 'https://b.example/', cache.epoch)
+  assert.is(cache.get('aaaaaaaa'), 'https://b.example/')
+  assert.is(cache.stale('aaaaaaaa'), undefined, 'fresh: no fallback needed')
+  cache.setEnabled(false)
+})
+
+resumed('without a hold in effect, resume starts from empty', () => {
+  const cache = new RedirectCache(10_000, 0)
+  cache.setEnabled(false)
+  cache.resume()
+  cache.set('aaaaaaaa', 'https://a.example/', cache.epoch)
+  assert.is(cache.get('aaaaaaaa'), 'https://a.example/')
+})
+
+resumed.run()

@@ -59,8 +59,9 @@ export function showError(err: unknown, root: HTMLElement, alert: HTMLElement, b
   if (!(err instanceof ApiError)) throw err
   let first: HTMLInputElement | undefined
   for (const [name, message] of Object.entries(err.fields)) {
-    const input = root.querySelector<HTMLInputElement>(`input[name="${name}"]`)
-    const line = input === null ? null : document.getElementById(`${input.id}-error`)
+    // A group of radio buttons shows its error once, under the group (its fieldset's error line).
+    const input = root.querySelector<HTMLInputElement>(`[name="${name}"]`)
+    const line = input === null ? null : document.getElementById(`${input.type === 'radio' ? input.id.replace(/-[^-]+$/, '') : input.id}-error`)
     if (input === null || line === null) continue
     input.setAttribute('aria-invalid', 'true')
     line.textContent = message

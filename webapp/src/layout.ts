@@ -26,7 +26,11 @@ const SIGNED_IN: Array<[string, string]> = [
 export function navigation(signedIn: boolean, signOut: () => void): void {
   const nav = document.getElementById('nav')!
   if (!signedIn) {
-    nav.replaceChildren(h('a', { href: '/app/signin', 'data-nav': true }, 'Sign in'), h('a', { href: '/app/signup', 'data-nav': true }, 'Sign up'))
+    nav.replaceChildren(
+      h('a', { href: '/app/signin', 'data-nav': true }, 'Sign in'),
+      h('a', { href: '/app/signup', 'data-nav': true }, 'Sign up'),
+      h('a', { href: '/app/report', 'data-nav': true }, 'Report a link'),
+    )
   } else {
     nav.replaceChildren(
       ...SIGNED_IN.map(([href, text]) => h('a', { href, 'data-nav': true }, text)),

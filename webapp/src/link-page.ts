@@ -4,6 +4,7 @@ import { blob, get, type Link, type Stats } from './api.js'
 import { breakdownChart, dayChart } from './chart.js'
 import { h } from './dom.js'
 import { counted, number, when } from './format.js'
+import { hostLine } from './hosts.js'
 import { loading, screen } from './layout.js'
 import { deleteButton, expiry, stopped } from './links-screen.js'
 import { navigate } from './router.js'
@@ -41,6 +42,7 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
       h('h2', { id: 'about' }, 'Link'),
       h('div', { class: 'short' }, h('a', { href: link.short_url, class: 'code', rel: 'noreferrer' }, link.short_url), copyButton(link.short_url, 'short URL')),
       h('p', { class: 'target' }, 'Goes to ', h('a', { href: link.url, rel: 'noreferrer' }, link.url)),
+      hostLine(link.url),
       h(
         'dl',
         { class: 'facts' },

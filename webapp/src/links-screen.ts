@@ -4,6 +4,7 @@ import { act, get, type Link, type Stats } from './api.js'
 import { sparkline } from './chart.js'
 import { announce, h } from './dom.js'
 import { expired, number, when } from './format.js'
+import { hostLine } from './hosts.js'
 import { loading, screen } from './layout.js'
 import { navigate } from './router.js'
 import { confirmDialog, copyButton, downloadButton } from './widgets.js'
@@ -56,6 +57,7 @@ function linkItem(link: Link): HTMLLIElement {
     { class: 'link-card' },
     h('div', { class: 'short' }, h('a', { href: `/app/links/${link.code}`, 'data-nav': true, class: 'code' }, link.short_url), copyButton(link.short_url, `short URL ${link.code}`)),
     h('p', { class: 'target', title: link.url }, link.url),
+    hostLine(link.url),
     h(
       'dl',
       { class: 'facts' },

@@ -7,6 +7,7 @@ import { navigation, screen } from './layout.js'
 import { createScreen, editScreen } from './link-form.js'
 import { linkScreen } from './link-page.js'
 import { linksScreen } from './links-screen.js'
+import { reportScreen } from './report-screen.js'
 import { dropPlace, keepPlace } from './resume.js'
 import { interceptLinks, navigate, onNavigate } from './router.js'
 import { sessionsScreen } from './sessions-screen.js'
@@ -19,6 +20,8 @@ const OPEN: Array<[RegExp, Screen]> = [
   [/^\/app\/signin$/, signInScreen],
   [/^\/app\/signup$/, signUpScreen],
 ]
+// Anyone's, signed in or not.
+const ANYONE: Array<[RegExp, Screen]> = [[/^\/app\/report$/, reportScreen]]
 const SIGNED_IN: Array<[RegExp, Screen]> = [
   [/^\/app(?:\/links)?$/, linksScreen],
   [/^\/app\/links\/new$/, createScreen],
@@ -45,6 +48,8 @@ async function render(notice?: string): Promise<void> {
   const path = location.pathname.replace(/\/+$/, '') || '/app'
   const signedIn = token() !== null
   navigation(signedIn, signOut)
+  const anyone = match(ANYONE, path)
+  if (anyone !== undefined) return anyone.screen(notice)
   const open = match(OPEN, path)
   if (open !== undefined) {
     if (signedIn) return navigate('/app/links', undefined, true)

@@ -1,0 +1,111 @@
+// The block list's feed entries in the database: a source's entries replaced by a new list in one
+// transaction, and each source's state (blocklist_sources, sql/0011_threat_feeds.sql).
+import type { Sql } from '../db/types.js'
+import { FLUSH_ALL, LINK_CHANNEL } from '../db/channels.js'
+import type { Validators } from './read-source.js'
+
+/** Hosts sent per statement while a list is loaded: big enough for few round trips, small enough for one message. */
+const BATCH = 50_000
+
+export interface SourceRow {
+  name: string
+  location: string
+  etag: string | null
+  last_modified: string | null
+  checked_at: Date | null
+  loaded_at: Date | null
+  entries: number
+  invalid_lines: number
+  last_error: string | null
+  failures: number
+}
+
+export function listSources(sql: Sql): Promise<SourceRow[]> {
+  return sql<SourceRow[]>`select * from blocklist_sources order by name`
+}
+
+export async function findSource(sql: Sql, name: string): Promise<SourceRow | undefined> {
+  const [row] = await sql<SourceRow[]>`select * from blocklist_sources where name = ${name}`
+  return row
+}
+
+export interface LoadResult {
+  entries: number
+  added: number
+  removed: number
+}
+
+/**
+ * Makes `hosts` the source's entries: the new list is staged in a temporary table, then only the
+ * difference is written (hosts gone deleted, hosts new inserted), so an unchanged feed writes
+ * nothing. When anything changed every node is told to forget its cached redirects (at commit):
+ * links to a newly listed host answer 410 from then on, without looking for them.
+ */
+export async function loadSource(
+  sql: Sql,
+  source: { name: string; location: string; validators: Validators; invalid: number },
+  hosts: Iterable<string>,
+): Promise<LoadResult> {
+  const all = Array.isArray(hosts) ? (hosts as string[]) : [...hosts]
+  return sql.begin(async (tx) => {
+    await tx`create temporary table feed_incoming (host text not null) on commit drop`
+    for (let i = 0; i < all.length; i += BATCH) {
+      await tx`insert into feed_incoming (host) select unnest(${all.slice(i, i + BATCH)}::text[])`
+    }
+    await tx`analyze feed_incoming`
+    const removed = await tx`
+      delete from blocked_hosts b where b.source = ${source.name}
+        and not exists (select 1 from feed_incoming i where i.host = b.host)`
+    const added = await tx`
+      insert into blocked_hosts (host, source)
+      select distinct i.host, ${source.name}::text from feed_incoming i
+      where not exists (select 1 from blocked_hosts b where b.host = i.host and b.source = ${source.name})
+      on conflict (host, source) do nothing`
+    const [count] = await tx<{ entries: number }[]>`select count(*)::int as entries from blocked_hosts where source = ${source.name}`
+    const entries = count!.entries
+    await tx`
+      insert into blocklist_sources as s (name, location, etag, last_modified, checked_at, loaded_at, entries, invalid_lines, last_error, failures)
+      values (${source.name}, ${source.location}, ${source.validators.etag}, ${source.validators.lastModified}, now(), now(), ${entries}, ${source.invalid}, null, 0)
+      on conflict (name) do update set location = excluded.location, etag = excluded.etag, last_modified = excluded.last_modified,
+        checked_at = excluded.checked_at, loaded_at = excluded.loaded_at, entries = excluded.entries,
+        invalid_lines = excluded.invalid_lines, last_error = null, failures = 0`
+    if (added.count + removed.count > 0) {
+      // Fresh statistics before anyone reads with them: planned on the figures of an empty list,
+      // the look-up of a link's domains scans the table instead of probing its index.
+      await tx`analyze blocked_hosts`
+      await tx`select pg_notify(${LINK_CHANNEL}, ${FLUSH_ALL})`
+    }
+    return { entries, added: added.count, removed: removed.count }
+  })
+}
+
+/** A conditional read said the feed is as it was. */
+export async function markUnchanged(sql: Sql, name: string): Promise<void> {
+  await sql`update blocklist_sources set checked_at = now(), last_error = null, failures = 0 where name = ${name}`
+}
+
+/** A read or load failed: the entries stay as they were. */
+export async function markFailed(sql: Sql, name: string, location: string, error: string): Promise<void> {
+  await sql`
+    insert into blocklist_sources as s (name, location, checked_at, last_error, failures)
+    values (${name}, ${location}, now(), ${error}, 1)
+    on conflict (name) do update set checked_at = now(), last_error = excluded.last_error, failures = s.failures + 1`
+}
+
+/** Whether the source was last checked at least `seconds` ago (or never), by the database clock. */
+export async function isDue(sql: Sql, name: string, seconds: number): Promise<boolean> {
+  const [row] = await sql<{ due: boolean }[]>`
+    select checked_at is null or checked_at <= now() - make_interval(secs => ${seconds}::float8) as due
+    from blocklist_sources where name = ${name}`
+  return row === undefined || row.due
+}
+
+/** Drops a source and its entries (an operator's `block remove --source`). False when unknown. */
+export async function removeSource(sql: Sql, name: string): Promise<{ removed: boolean; entries: number }> {
+  return sql.begin(async (tx) => {
+    const gone = await tx`delete from blocked_hosts where source = ${name}`
+    const row = await tx`delete from blocklist_sources where name = ${name}`
+    if (gone.count > 0) await tx`select pg_notify(${LINK_CHANNEL}, ${FLUSH_ALL})`
+    return { removed: row.count > 0 || gone.count > 0, entries: gone.count }
+  })
+}

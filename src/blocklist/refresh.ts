@@ -1,0 +1,129 @@
+// Threat feeds kept fresh: every source of BLOCKLIST_SOURCES is read at start and every
+// BLOCKLIST_REFRESH_S, conditionally, by one node of the cluster at a time (a PostgreSQL advisory
+// lock held for the round); a node that finds a source checked lately by another leaves it. A
+// failed read or load keeps the last good list, is logged and counted.
+import type { Database, Sql } from '../db/types.js'
+import type { Logger } from '../log.js'
+import type { Metrics } from '../metrics.js'
+import { parseFeed, type ParsedFeed } from './parse.js'
+import { findSource, isDue, loadSource, markFailed, markUnchanged, type LoadResult } from './queries.js'
+import { FeedError, readSource } from './read-source.js'
+
+const REFRESH_LOCK = 7_245_011 // arbitrary, fixed: every node must use the same key
+
+export type RefreshOutcome = { outcome: 'updated'; load: LoadResult; feed: ParsedFeed } | { outcome: 'unchanged' } | { outcome: 'failed'; error: string }
+
+/** Reads one source and, when it changed, loads it. `force`: read it whole, whatever was seen before. */
+export async function refreshSource(sql: Sql, name: string, location: string, force = false, stop?: AbortSignal): Promise<RefreshOutcome> {
+  const known = force ? undefined : await findSource(sql, name)
+  // Validators only go with a list that was loaded: otherwise a 304 would keep an empty one.
+  const validators = known?.loaded_at == null ? undefined : { etag: known.etag, lastModified: known.last_modified }
+  let feed: ParsedFeed
+  let read
+  try {
+    read = await readSource(location, validators, stop)
+    if (!read.changed) {
+      await markUnchanged(sql, name)
+      return { outcome: 'unchanged' }
+    }
+    feed = parseFeed(read.text)
+    // An error page served with 200 would otherwise empty the list.
+    if (feed.hosts.size === 0 && feed.invalid > 0) throw new FeedError(`no valid entry in ${feed.invalid} lines: kept the last good list`)
+  } catch (err) {
+    if (!(err instanceof FeedError)) throw err
+    // A read cut short by a shutdown says nothing about the feed.
+    if (stop?.aborted === true) return { outcome: 'unchanged' }
+    await markFailed(sql, name, location, err.message)
+    return { outcome: 'failed', error: err.message }
+  }
+  const load = await loadSource(sql, { name, location, validators: read.validators, invalid: feed.invalid }, feed.hosts)
+  return { outcome: 'updated', load, feed }
+}
+
+/**
+ * Runs `work` while holding the cluster-wide refresh lock, or not at all (undefined) when another
+ * node holds it. The embedded database has one process: no lock is needed.
+ */
+async function withRefreshLock<T>(db: Database, work: () => Promise<T>): Promise<T | undefined> {
+  if (db.embedded) return work()
+  // A session lock, on a connection of its own for as long as the round takes (reads included):
+  // if this node dies, its connection closes and the lock goes with it.
+  const conn = await db.sql.reserve()
+  try {
+    const [{ locked }] = (await conn`select pg_try_advisory_lock(${REFRESH_LOCK}) as locked`) as unknown as [{ locked: boolean }]
+    if (!locked) return undefined
+    try {
+      return await work()
+    } finally {
+      await conn`select pg_advisory_unlock(${REFRESH_LOCK})`
+    }
+  } finally {
+    conn.release()
+  }
+}
+
+export interface FeedSource {
+  name: string
+  location: string
+}
+
+export interface RefreshJob {
+  /** one round now (tests, and the first at start); resolves when it is done */
+  round(): Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * `changed` is called when a load changed the list: this node forgets its cached redirects at once
+ * (other nodes are told by the load's NOTIFY; the embedded database has no other node, nor a feed).
+ */
+export function startRefreshJob(db: Database, sources: readonly FeedSource[], refreshSeconds: number, log: Logger, metrics: Metrics, changed: () => void): RefreshJob {
+  // Timers of several nodes drift apart: a source checked within the last tenth of a period
+  // before this node's turn still counts as checked for this one.
+  const dueAfterSeconds = refreshSeconds - Math.max(1, refreshSeconds / 10)
+  let running: Promise<void> | undefined
+  const stopping = new AbortController()
+
+  const refreshOne = async ({ name, location }: FeedSource) => {
+    if (!(await isDue(db.sql, name, dueAfterSeconds))) return
+    const started = performance.now()
+    const result = await refreshSource(db.sql, name, location, false, stopping.signal)
+    const seconds = (performance.now() - started) / 1000
+    metrics.blocklistRefresh(name, result.outcome, seconds)
+    if (result.outcome === 'failed') log.warn('blocklist refresh failed; the last good list stays', { source: name, error: result.error })
+    else if (result.outcome === 'updated') {
+      if (result.load.added + result.load.removed > 0) changed()
+      log.info('blocklist loaded', { source: name, ...result.load, invalid_lines: result.feed.invalid, seconds: Math.round(seconds * 1000) / 1000 })
+    }
+  }
+
+  const round = () =>
+    (running ??= (async () => {
+      try {
+        await withRefreshLock(db, async () => {
+          for (const source of sources) {
+            if (stopping.signal.aborted) return
+            await refreshOne(source).catch((err: unknown) => {
+              metrics.blocklistRefresh(source.name, 'failed', 0)
+              log.warn('blocklist refresh failed; the last good list stays', { source: source.name, err })
+            })
+          }
+        })
+      } catch (err) {
+        log.warn('blocklist refresh round failed', { err })
+      } finally {
+        running = undefined
+      }
+    })())
+
+  const timer = setInterval(() => void round(), refreshSeconds * 1000).unref()
+  void round()
+  return {
+    round,
+    async stop() {
+      stopping.abort() // a read under way ends at once; a load under way finishes (one transaction)
+      clearInterval(timer)
+      await running
+    },
+  }
+}

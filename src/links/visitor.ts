@@ -1,0 +1,51 @@
+// What a person sees who opens a short link in a browser and is not redirected: a page that says
+// why (unknown, expired, stopped by the operator or by reports, or a blocked destination), and the
+// preview of a link (GET /r/{code}/preview). Built on the way to an error, never before: the
+// redirect itself does not read Accept (redirect.ts asks `wantsPage` only for a 404 or a 410).
+import type { IncomingMessage } from 'node:http'
+import { appUrlFor } from '../config.js'
+import type { Ctx, Deps } from '../context.js'
+import { prefersHtml } from '../http/accept.js'
+import { linkDisabled, linkExpired, linkNotFound } from '../http/errors.js'
+import type { Reply } from '../http/reply.js'
+import { PAGE_HEADERS, previewPage, stoppedPage, type StoppedKind } from '../web/visitor-pages.js'
+import { findForVisitor } from './queries.js'
+import { isShortCode, shortUrl } from './short-code.js'
+
+type Uses = 'sql' | 'config' | 'baseUrl'
+
+/** Whether this request is a browser's (Accept prefers text/html): read from the raw headers, only when asked. */
+export function wantsPage(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 6 && raw[i]!.toLowerCase() === 'accept') return prefersHtml(raw[i + 1])
+  return false
+}
+
+const reportUrl = (deps: Pick<Deps, Uses>, code: string | undefined) =>
+  `${appUrlFor(deps.config, deps.baseUrl)}/report${code === undefined ? '' : `?code=${code}`}`
+
+const pageReply = (status: number, html: string): Reply => ({ status, headers: { ...PAGE_HEADERS }, body: Buffer.from(html) })
+
+/**
+ * The page for a code the redirect did not follow. A stopped link's reason is read now (the cache
+ * keeps only that it is stopped): a page for people may cost a read that the redirect never does.
+ */
+export async function stoppedReply(deps: Pick<Deps, Uses>, code: string, kind: 'unknown' | 'expired' | 'stopped'): Promise<Reply> {
+  let shown: StoppedKind = kind === 'stopped' ? 'disabled' : kind
+  if (kind === 'stopped') shown = (await findForVisitor(deps.sql, code))?.stopped ?? 'disabled'
+  const { status, html } = stoppedPage(shown, isShortCode(code) ? code : undefined, reportUrl(deps, kind === 'unknown' ? undefined : code))
+  return pageReply(status, html)
+}
+
+/** GET /r/{code}/preview: a working link's destination, without redirecting; the same 404 and 410 as the redirect otherwise. */
+export async function preview(ctx: Ctx<Uses>): Promise<Reply> {
+  const code = ctx.param
+  const link = isShortCode(code) ? await findForVisitor(ctx.deps.sql, code) : undefined
+  const kind: StoppedKind | undefined = link === undefined ? 'unknown' : link.stopped ?? (link.expires_at !== null && link.expires_at.getTime() <= Date.now() ? 'expired' : undefined)
+  if (kind !== undefined) {
+    if (!wantsPage(ctx.req)) throw kind === 'unknown' ? linkNotFound() : kind === 'expired' ? linkExpired() : linkDisabled()
+    const { status, html } = stoppedPage(kind, isShortCode(code) ? code : undefined, reportUrl(ctx.deps, kind === 'unknown' ? undefined : code))
+    return pageReply(status, html)
+  }
+  return pageReply(200, previewPage(code, shortUrl(ctx.deps.baseUrl, code), link!.url, reportUrl(ctx.deps, code)))
+}

@@ -1,0 +1,36 @@
+// The unique-visitor sketch (src/links/sketch.ts): its estimate stays within three standard
+// errors, adding the same element again changes nothing, and merging is a union.
+import { createHash } from 'node:crypto'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { addHash, emptySketch, estimate, mergeSketch, SKETCH_BYTES, STANDARD_ERROR } from '../../src/links/sketch.js'
+
+const h = (key: string) => createHash('sha256').update(key).digest()
+
+test('10,000 distinct keys are estimated within three standard errors; small counts nearly exactly', () => {
+  for (const [n, seed] of [[10_000, 'a'], [10_000, 'b'], [50_000, 'c']] as const) {
+    const sketch = emptySketch()
+    for (let i = 0; i < n; i++) addHash(sketch, h(`${seed}${i}`))
+    const error = Math.abs(estimate(sketch) - n) / n
+    assert.ok(error < 3 * STANDARD_ERROR, `${n} keys (${seed}): off by ${(error * 100).toFixed(2)} %`)
+  }
+  const few = emptySketch()
+  for (let i = 0; i < 20; i++) addHash(few, h(`few${i}`))
+  assert.is(Math.round(estimate(few)), 20)
+  assert.is(estimate(emptySketch()), 0)
+})
+
+test('adding a key again changes nothing; a merge is the union of two sketches', () => {
+  const a = emptySketch()
+  const b = emptySketch()
+  for (let i = 0; i < 3_000; i++) addHash(i < 2_000 ? a : b, h(`k${i}`))
+  const before = Uint8Array.from(a)
+  for (let i = 0; i < 2_000; i++) addHash(a, h(`k${i}`))
+  assert.equal(a, before, 'the same keys again')
+  assert.ok(mergeSketch(a, b))
+  assert.not.ok(mergeSketch(a, b), 'merging again changes nothing')
+  assert.ok(Math.abs(estimate(a) - 3_000) / 3_000 < 3 * STANDARD_ERROR)
+  assert.is(a.length, SKETCH_BYTES)
+})
+
+test.run()
