@@ -24,6 +24,7 @@ import { answerClientError, answerConnect } from './http/client-errors.js'
 import { LocationLoader } from './links/location-loader.js'
 import { RedirectCache } from './links/redirect-cache.js'
 import { startStatsJob } from './links/stats-job.js'
+import { openCountries } from './links/geo.js'
 import { VisitCounter } from './links/visits.js'
 import type { Logger } from './log.js'
 import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
@@ -115,7 +116,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         shared: () => readSharedGauges(db.sql),
       }))
     }
-    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, metrics })
+    const countryOf = config.visitStats ? await openCountries(config.geoDb, log) : undefined
+    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, countryOf, metrics })
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.

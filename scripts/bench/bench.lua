@@ -3,10 +3,11 @@
 --   redirect FILE START STRIDE  GET /r/{code}, walking the codes in FILE (first tab-separated
 --                               column, one per line) from line START; thread k starts STRIDE*k
 --                               lines further on, so threads do not walk in step
---   visit FILE START STRIDE     as redirect, but like browsers: a Chrome User-Agent, a Referer
---                               from 8 hosts and an X-Forwarded-For from 256 addresses (the
---                               service must trust 127.0.0.1), 4,096 distinct requests in all, so
---                               a link has about 4 distinct visitors
+--   visit FILE START STRIDE     as redirect, but like browsers: a User-Agent of 8 families (phones,
+--                               tablets, desktops; 256 distinct strings), a Referer from 8 hosts
+--                               and an X-Forwarded-For from 256 public addresses (the service must
+--                               trust 127.0.0.1), 4,096 distinct requests in all, so a link has
+--                               about 4 distinct visitors
 --   list FILE                   GET /api/v1/links, a bearer token per line of FILE, rotating
 --   create FILE                 POST /api/v1/links, a bearer token per line of FILE, rotating
 --   patch FILE                  PATCH /api/v1/links/{code} with {"url": url}, from lines
@@ -67,14 +68,24 @@ function init(args)
   elseif mode == "visit" then
     local codes = first_columns(args[2])
     local start, stride = tonumber(args[3] or "0"), tonumber(args[4] or "0")
-    local ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
+    local agents = {
+      "Mozilla/5.0 (iPhone; CPU iPhone OS 17_%d like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.%d Mobile/15E148 Safari/604.1",
+      "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.%d.0 Mobile Safari/537.36",
+      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.%d.0 Safari/537.36 Edg/126.0.%d.0",
+      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.%d.0 Safari/537.36",
+      "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.%d Safari/605.1.15",
+      "Mozilla/5.0 (X11; Linux x86_64; rv:12%d.0) Gecko/20100101 Firefox/12%d.0",
+      "Mozilla/5.0 (iPad; CPU OS 17_%d like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.%d Mobile/15E148 Safari/604.1",
+      "Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/25.%d Chrome/121.0 Mobile Safari/537.36",
+    }
     n = 4096
     reqs = {}
     for k = 1, n do
+      local a = (k * 37) % 256
       local headers = {
-        ["User-Agent"] = ua,
+        ["User-Agent"] = string.gsub(agents[k % 8 + 1], "%%d", tostring(math.floor(k / 8) % 32)),
         ["Referer"] = "https://site" .. (k % 8) .. ".example/article?id=" .. k,
-        ["X-Forwarded-For"] = "10.9." .. ((k * 37) % 256) .. ".1",
+        ["X-Forwarded-For"] = (11 + a % 200) .. "." .. a .. ".0.1",
       }
       reqs[k] = wrk.format("GET", "/r/" .. codes[(k - 1) % #codes + 1], headers)
     end

@@ -27,8 +27,10 @@ export const DEV_RUN = SECONDS < 10 || ROUNDS < 3
 // Only the login points (the KDF ceiling, logins, the storm and the burst): a quick look at the
 // password path; the table is printed and docs/performance.md is left alone.
 export const LOGINS_ONLY = process.env.BENCH_ONLY === 'logins'
-if (process.env.BENCH_ONLY !== undefined && !LOGINS_ONLY) {
-  process.stderr.write('BENCH_ONLY may only be "logins"\n')
+// Only the visit statistics' points (browser-like redirects, VISIT_STATS on and off in each round).
+export const STATS_ONLY = process.env.BENCH_ONLY === 'stats'
+if (process.env.BENCH_ONLY !== undefined && !LOGINS_ONLY && !STATS_ONLY) {
+  process.stderr.write('BENCH_ONLY may only be "logins" or "stats"\n')
   process.exit(2)
 }
 // The password hash as it ships: argon2id at the service's default cost, on its default threads.

@@ -182,9 +182,10 @@ fixed request rate.
   a visit (flushed to the database every ${s.visitFlushMs} ms). With 2 workers, each worker has its own cache.
   ${s.postgres ? '' : '*Not run with 2 workers here: WORKERS > 1 needs PostgreSQL.*'}
 - **Visit statistics (issue 10).** Hot redirects as above, but with browser-like requests (wrk's
-  \`visit\` mode): a Chrome User-Agent, a Referer from 8 hosts, an X-Forwarded-For from 256
-  addresses; 4,096 distinct requests over the 1,000 links, so each flush classifies them as
-  humans, counts referrer hosts and hashes a few thousand distinct visitors. The same requests go
+  \`visit\` mode): a User-Agent of 8 families (phones, tablets, desktops; 256 distinct strings),
+  a Referer from 8 hosts, an X-Forwarded-For from 256 public addresses; 4,096 distinct requests
+  over the 1,000 links, so each flush classifies them as humans, counts referrer hosts, hashes a
+  few thousand distinct visitors and breaks them down by device, browser, OS and country. The same requests go
   to a second service on the same database with VISIT_STATS=off (totals only); "on ÷ off"
   compares the two within each round, target ≥ 0.97. As throughput moves with whatever else
   the machine runs, the service's own CPU time per redirect (user + system, read from /proc
@@ -248,12 +249,14 @@ npm run bench                                   # embedded database, 1k links, a
 BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # PostgreSQL: fresh bench_* database, dropped after
 BENCH_LARGE=1 BENCH_ADMIN_URL=... npm run bench # adds the 1M-link set: about 5 minutes more
 BENCH_ADMIN_URL=... npm run profile             # where the CPU goes: docs/profile.md, about 5 minutes
+npm run build && node scripts/bench/flush.mjs   # one visit flush with the breakdowns against VISIT_STATS=off
 \`\`\`
 
 Options: BENCH_SECONDS (per point, default 10, at most 15), BENCH_ROUNDS (default 3),
 BENCH_LARGE=1, BENCH_DATABASE_URL (an empty database to fill and leave), BENCH_ADMIN_URL (creates
 and drops a fresh one), BENCH_ARGON2_MEMORY_KIB and BENCH_ARGON2_ITERATIONS (default: the service's),
-BENCH_ONLY=logins (only the login points, printed, docs/performance.md left alone), BENCH_ACCESS_LOG (default:
+BENCH_ONLY=logins or BENCH_ONLY=stats (only the login points, or only the visit statistics' points;
+printed, docs/performance.md left alone), BENCH_ACCESS_LOG (default:
 the service's, all), BENCH_KEEP=1 (keep the temporary directory with the logs). It needs wrk (\`apt-get install
 wrk\`), and uses nginx for one more ceiling when it is installed (\`apt-get install nginx-light\`).
 It builds \`dist/\` only when \`src/\` is newer, and stops every process it started on the way out,

@@ -287,7 +287,7 @@ async function main() {
   const specs = processes(f)
   const onThisDatabase = (e) => !specs[e.on]?.pg || database.kind === 'postgresql'
   const plan = groups(f)
-    .filter((g) => g.when !== false && (!O.LOGINS_ONLY || g.logins))
+    .filter((g) => g.when !== false && (!O.LOGINS_ONLY || g.logins) && (!O.STATS_ONLY || g.stats))
     .map((g) => ({ ...g, entries: g.entries.filter((e) => onThisDatabase(e) && (!O.LOGINS_ONLY || e.logins || e.key === 'ceil_light')) }))
     .filter((g) => g.entries.length > 0)
   await runAll(plan, specs, f)
@@ -300,8 +300,8 @@ async function main() {
   }
   const table = renderTable(rows, memory)
   say('\n' + table)
-  if (O.LOGINS_ONLY) {
-    say('\nBENCH_ONLY=logins: docs/performance.md left as it was')
+  if (O.LOGINS_ONLY || O.STATS_ONLY) {
+    say(`\nBENCH_ONLY=${process.env.BENCH_ONLY}: docs/performance.md left as it was`)
     return
   }
   db = await database.open()

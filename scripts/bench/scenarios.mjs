@@ -69,6 +69,7 @@ export function groups(f) {
     },
     {
       title: 'visit statistics on the redirect path: hot redirect, browser-like requests, 1 worker, 64 connections',
+      stats: true,
       entries: [
         { key: 'stats_on', label: 'browser-like, VISIT_STATS=on', on: 'svc', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'], visits: true, cpu: true },
         { key: 'stats_off', label: 'browser-like, VISIT_STATS=off', on: 'svc-no-stats', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'], visits: true, cpu: true },

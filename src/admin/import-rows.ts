@@ -14,6 +14,7 @@ const COUNTS: Record<string, string[]> = {
   links: ['visits'],
   visit_days: ['humans', 'bots', 'uniques'],
   visit_referrers: ['visits'],
+  visit_dims: ['visits'],
 }
 
 /** Columns an import sets itself: for a live link, its `location` and `host` (written as host_domains). */

@@ -24,6 +24,7 @@ export const TABLES: readonly Table[] = [
   { name: 'links', key: ['code'] },
   { name: 'visit_days', key: ['code', 'day'] },
   { name: 'visit_referrers', key: ['code', 'day', 'host'] },
+  { name: 'visit_dims', key: ['code', 'day', 'dim', 'value'], optional: true },
   // Manual entries and threat-feed entries alike, with the feeds' state (a refresh resumes from it).
   { name: 'blocked_hosts', key: ['host', 'source'], optional: true },
   { name: 'blocklist_sources', key: ['name'], optional: true },

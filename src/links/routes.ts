@@ -1,6 +1,8 @@
 // /api/v1/links (contract §4): the JSON API of links. The redirect itself lives in redirect.ts.
 import { sessionOf, type Ctx } from '../context.js'
 import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, rateLimited, unauthorized, urlBlocked } from '../http/errors.js'
+import { csv, wantsCsv } from '../http/csv.js'
+import { Query } from '../http/query.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import { deleteLink, findLink, insertLink, insertLinks, listLinks, updateLink, type LinkRow } from './queries.js'
 import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
@@ -105,9 +107,16 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   return json(200, { results })
 }
 
+const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled'] as const
+
 export async function getLinks(ctx: LinksCtx): Promise<Reply> {
-  const links = await listLinks(ctx.deps.sql, sessionOf(ctx).userId)
-  return json(200, { links: links.map((l) => present(ctx.deps.baseUrl, l)) })
+  const q = new Query(ctx.req.url)
+  const format = q.oneOf('format', ['json', 'csv'] as const)
+  q.check()
+  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId)).map((l) => present(ctx.deps.baseUrl, l))
+  if (!wantsCsv(format, ctx.req.headers.accept)) return json(200, { links })
+  const rows = links.map((l) => LINK_COLUMNS.map((c) => (typeof l[c] === 'boolean' ? String(l[c]) : l[c])))
+  return csv([[...LINK_COLUMNS], ...rows], 'links.csv')
 }
 
 export async function getLink(ctx: LinksCtx): Promise<Reply> {

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Sql, Tx } from '../db/types.js'
 import { queueClicks, type Clicks } from '../webhooks/queries.js'
+import type { Dimension } from './breakdowns.js'
 import { DIRECT, OTHER } from './referrer.js'
 import { emptySketch, estimate, mergeSketch } from './sketch.js'
 
@@ -17,6 +18,8 @@ export interface VisitBatch {
   referrers: { codes: string[]; days: string[]; hosts: string[]; visits: number[] }
   /** hex sketches of the day's human visitors (sketch.ts), merged into the stored ones */
   sketches: { codes: string[]; days: string[]; sketches: string[] }
+  /** human visits by device, browser, OS and country (breakdowns.ts) */
+  dims: { codes: string[]; days: string[]; dims: string[]; values: string[]; visits: number[] }
 }
 
 /**
@@ -99,6 +102,7 @@ async function writeVisitBatch(tx: Tx, b: VisitBatch): Promise<void> {
     join links on links.code = v.code and links.deleted_at is null
     order by v.code, v.day, v.host
     on conflict (code, day, host) do update set visits = visit_referrers.visits + excluded.visits`
+  await writeDims(tx, b.dims)
   const k = b.sketches
   if (k.codes.length === 0) return
   // Read, merge, write back under the row locks the day upsert above took: concurrent flushes
@@ -122,6 +126,19 @@ async function writeVisitBatch(tx: Tx, b: VisitBatch): Promise<void> {
     update visit_days d set sketch = decode(v.sketch, 'hex')
     from unnest(${changed.codes}::text[], ${changed.days}::date[], ${changed.sketches}::text[]) as v(code, day, sketch)
     where d.code = v.code and d.day = v.day`
+}
+
+/** The breakdowns of a batch, in its transaction; in code, day order like the rows before them. */
+async function writeDims(tx: Tx, m: VisitBatch['dims']): Promise<void> {
+  if (m.codes.length === 0) return
+  await tx`
+    insert into visit_dims (code, day, dim, value, visits)
+    select v.code, v.day, v.dim, v.value, v.n
+    from unnest(${m.codes}::text[], ${m.days}::date[], ${m.dims}::text[], ${m.values}::text[], ${m.visits}::int[])
+      as v(code, day, dim, value, n)
+    join links on links.code = v.code and links.deleted_at is null
+    order by v.code, v.day, v.dim, v.value
+    on conflict (code, day, dim, value) do update set visits = visit_dims.visits + excluded.visits`
 }
 
 /**
@@ -193,6 +210,7 @@ export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string): P
     await tx`delete from visit_salts where day < ${reduceBefore}::date`
     await tx`delete from visit_days where day < ${keepFrom}::date`
     await tx`delete from visit_referrers where day < ${keepFrom}::date`
+    await tx`delete from visit_dims where day < ${keepFrom}::date`
     await tx`delete from visit_flushes where at < now() - interval '2 days'`
     return true
   })
@@ -207,26 +225,45 @@ export interface DayCounts {
 }
 
 /** A link's days and referrers from `from` to `to` (inclusive, "YYYY-MM-DD"); days without visits are absent. */
-export async function readStats(
-  sql: Sql,
-  code: string,
-  from: string,
-  to: string,
-): Promise<{ days: DayCounts[]; referrers: Array<{ host: string; visits: number }> }> {
-  const rows = await sql<Array<{ day: string; humans: number; bots: number; counted: number; sketch: Buffer | null }>>`
-    select d.day::text as day, d.humans::float8 as humans, d.bots::float8 as bots,
-      coalesce(d.uniques, 0)::float8 as counted, d.sketch
-    from visit_days d
-    where d.code = ${code} and d.day between ${from}::date and ${to}::date`
-  const days = rows.map(({ day, humans, bots, counted, sketch }) => ({
+/** A day's visits under one value of a breakdown. */
+export interface DimCount {
+  day: string
+  dim: Dimension
+  value: string
+  visits: number
+}
+
+export interface StoredStats {
+  days: DayCounts[]
+  referrers: Array<{ host: string; visits: number }>
+  dims: DimCount[]
+}
+
+/**
+ * The owner's live link's days, referrers and breakdowns from `from` to `to` (inclusive,
+ * "YYYY-MM-DD"), in one statement; days without visits are absent. Undefined: no such link of
+ * theirs.
+ */
+export async function readStats(sql: Sql, userId: string, code: string, from: string, to: string): Promise<StoredStats | undefined> {
+  const [row] = await sql<Array<{ days: Array<{ day: string; humans: number; bots: number; counted: number; sketch: string | null }>; referrers: StoredStats['referrers']; dims: DimCount[] }>>`
+    select
+      (select coalesce(json_agg(json_build_object('day', d.day::text, 'humans', d.humans, 'bots', d.bots,
+          'counted', coalesce(d.uniques, 0), 'sketch', encode(d.sketch, 'hex')) order by d.day), '[]')
+        from visit_days d
+        where d.code = ${code} and d.day between ${from}::date and ${to}::date) as days,
+      (select coalesce(json_agg(json_build_object('host', r.host, 'visits', r.visits) order by r.visits desc, r.host), '[]')
+        from (select host, sum(visits) as visits from visit_referrers
+          where code = ${code} and day between ${from}::date and ${to}::date group by host) r) as referrers,
+      (select coalesce(json_agg(json_build_object('day', m.day::text, 'dim', m.dim, 'value', m.value, 'visits', m.visits)
+          order by m.day, m.dim, m.visits desc, m.value), '[]')
+        from visit_dims m where m.code = ${code} and m.day between ${from}::date and ${to}::date) as dims
+    from live_links where code = ${code} and user_id = ${userId}`
+  if (row === undefined) return undefined
+  const days = row.days.map(({ day, humans, bots, counted, sketch }) => ({
     day,
     humans,
     bots,
-    uniques: counted + (sketch === null ? 0 : Math.round(estimate(sketch))),
+    uniques: counted + (sketch === null ? 0 : Math.round(estimate(Buffer.from(sketch, 'hex')))),
   }))
-  const referrers = await sql<Array<{ host: string; visits: number }>>`
-    select host, sum(visits)::float8 as visits from visit_referrers
-    where code = ${code} and day between ${from}::date and ${to}::date
-    group by host order by visits desc, host`
-  return { days, referrers }
+  return { days, referrers: row.referrers, dims: row.dims }
 }

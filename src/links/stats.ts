@@ -1,12 +1,14 @@
-// GET /api/v1/links/{code}/stats: a link's visits per UTC day (humans, bots, unique
-// visitors) and its referrer hosts, over a range of at most 400 days.
+// GET /api/v1/links/{code}/stats: a link's visits per UTC day (humans, bots, unique visitors,
+// and the humans by device, browser, OS and country) and its referrer hosts, over a range of at
+// most 400 days; as JSON, or as CSV with one row per day.
 import { sessionOf, type Ctx } from '../context.js'
 import { linkNotFound } from '../http/errors.js'
 import { Query } from '../http/query.js'
+import { csv, wantsCsv, type Cell } from '../http/csv.js'
 import { json, type Reply } from '../http/reply.js'
-import { findLink } from './queries.js'
+import type { Dimension } from './breakdowns.js'
 import { codeParam } from './short-code.js'
-import { readStats } from './stats-queries.js'
+import { readStats, type DimCount } from './stats-queries.js'
 import { dateOf } from './visits.js'
 
 /** What these routes may touch. */
@@ -19,28 +21,78 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/
 const FIRST_DAY = 0 // 1970-01-01
 const LAST_DAY = Math.floor(Date.UTC(9999, 11, 31) / DAY_MS)
 
+const BREAKDOWNS = [
+  ['devices', 'device'],
+  ['browsers', 'browser'],
+  ['os', 'os'],
+  ['countries', 'country'],
+] as const satisfies ReadonlyArray<readonly [string, Dimension]>
+const FORMATS = ['json', 'csv'] as const
+
+type Counts = Record<string, number>
+interface Day {
+  date: string
+  visits: number
+  humans: number
+  bots: number
+  uniques: number
+  devices: Counts
+  browsers: Counts
+  os: Counts
+  countries: Counts
+}
+
 export async function getStats(ctx: StatsCtx): Promise<Reply> {
   const session = sessionOf(ctx)
-  const range = parseRange(new Query(ctx.req.url), Date.now()) // parameters before the look-up (contract §2)
+  // parameters before the look-up (contract §2)
+  const q = new Query(ctx.req.url)
+  const format = q.oneOf('format', FORMATS)
+  const range = parseRange(q, Date.now())
   const code = codeParam(ctx)
-  const { sql } = ctx.deps
-  if ((await findLink(sql, session.userId, code)) === undefined) throw linkNotFound()
   const [from, to] = [dateOf(range.from), dateOf(range.to)]
-  const stored = await readStats(sql, code, from, to)
+  const stored = await readStats(ctx.deps.sql, session.userId, code, from, to)
+  if (stored === undefined) throw linkNotFound()
   const byDay = new Map(stored.days.map((d) => [d.day, d]))
-  const days = []
+  const dimsByDay = new Map<string, DimCount[]>()
+  for (const m of stored.dims) {
+    const list = dimsByDay.get(m.day)
+    if (list === undefined) dimsByDay.set(m.day, [m])
+    else list.push(m)
+  }
+  const days: Day[] = []
   let humans = 0
   let bots = 0
   for (let n = range.from; n <= range.to; n++) {
     const date = dateOf(n)
     const d = byDay.get(date)
-    const day = { date, visits: 0, humans: 0, bots: 0, uniques: 0 }
+    const day: Day = { date, visits: 0, humans: 0, bots: 0, uniques: 0, devices: {}, browsers: {}, os: {}, countries: {} }
     if (d !== undefined) Object.assign(day, { visits: d.humans + d.bots, humans: d.humans, bots: d.bots, uniques: d.uniques })
+    for (const m of dimsByDay.get(date) ?? []) day[KEY_OF[m.dim]][m.value] = m.visits
     humans += day.humans
     bots += day.bots
     days.push(day)
   }
-  return json(200, { code, from, to, total: humans + bots, humans, bots, days, referrers: stored.referrers })
+  const totals = Object.fromEntries(BREAKDOWNS.map(([key]) => [key, total(days, key)])) as Record<BreakdownKey, Array<{ name: string; visits: number }>>
+  if (wantsCsv(format, ctx.req.headers.accept)) return csv(statsCsv(days, totals), `${code}-${from}-${to}.csv`)
+  return json(200, { code, from, to, total: humans + bots, humans, bots, days, referrers: stored.referrers, ...totals })
+}
+
+type BreakdownKey = (typeof BREAKDOWNS)[number][0]
+const KEY_OF = Object.fromEntries(BREAKDOWNS.map(([key, dim]) => [dim, key])) as Record<Dimension, BreakdownKey>
+
+/** A breakdown's values over the range, the most visits first (ties by name). */
+function total(days: readonly Day[], key: BreakdownKey): Array<{ name: string; visits: number }> {
+  const sums = new Map<string, number>()
+  for (const d of days) for (const [name, n] of Object.entries(d[key])) sums.set(name, (sums.get(name) ?? 0) + n)
+  return [...sums].map(([name, visits]) => ({ name, visits })).sort((a, b) => b.visits - a.visits || (a.name < b.name ? -1 : 1))
+}
+
+/** One row per day: the day's counts, then a column per value of each breakdown (as "device:mobile"). */
+function statsCsv(days: readonly Day[], totals: Record<BreakdownKey, Array<{ name: string }>>): Cell[][] {
+  const columns = BREAKDOWNS.flatMap(([key, dim]) => totals[key].map((t) => [key, dim, t.name] as const))
+  const rows: Cell[][] = [['date', 'visits', 'humans', 'bots', 'uniques', ...columns.map(([, dim, name]) => `${dim}:${name}`)]]
+  for (const d of days) rows.push([d.date, d.visits, d.humans, d.bots, d.uniques, ...columns.map(([key, , name]) => d[key][name] ?? 0)])
+  return rows
 }
 
 /**

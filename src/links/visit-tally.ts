@@ -17,6 +17,15 @@ const FOLD_EVERY = 4_096
 const MAX_PENDING_HOSTS = 100
 /** Distinct visitors kept between flushes (a long database outage); more are not counted. */
 const MAX_PENDING_VISITORS = 100_000
+/**
+ * Distinct (link, day, User-Agent) and (link, day, visitor) entries kept for the breakdowns between
+ * flushes; more count under UNKNOWN (device, browser and OS "other", country "unknown"). A batch
+ * put back after a failed flush is merged whole, so a long outage may hold up to twice as many.
+ */
+const MAX_PENDING_AGENTS = 20_000
+const MAX_PENDING_ADDRESSES = 100_000
+/** The key of visits whose User-Agent or address was not kept: no human has an empty User-Agent. */
+export const UNKNOWN = ''
 /** Entries of the folds' memos (agent → bot?, Referer → host, peer and forwarded → address) before they start afresh. */
 const MEMO_ENTRIES = 20_000
 /** Longer header values are worked out each time rather than kept (a memo of 16 KiB keys would be large). */
@@ -28,6 +37,10 @@ export interface DayPending {
   referrers: Map<string, number>
   /** human visitors, by visitorKey (their client address); hashed only when written */
   visitors: Set<string>
+  /** human visits by User-Agent (cut to MEMO_KEY_CHARS), parsed only when written (breakdowns.ts) */
+  agents: Map<string, number>
+  /** human visits by visitorKey, placed in a country only when written, and never stored */
+  addresses: Map<string, number>
 }
 
 export interface Pending {
@@ -70,6 +83,9 @@ export class VisitTally {
   }
   #visitors = 0
   #visitorsDropped = false
+  /** entries of the days' `agents` and `addresses`, against their caps */
+  #agentsKept = 0
+  #addressesKept = 0
   readonly #stats: boolean
   readonly #trustProxy: BlockList | undefined
 
@@ -131,7 +147,7 @@ export class VisitTally {
       if (!this.#stats) continue
       const dayNumber = Math.floor(at / DAY_MS)
       let day = p.days.get(dayNumber)
-      if (day === undefined) p.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Set() }))
+      if (day === undefined) p.days.set(dayNumber, (day = newDay()))
       const agent = agents[i]
       let bot = bots.get(agent)
       if (bot === undefined) {
@@ -158,6 +174,8 @@ export class VisitTally {
       if (byForward === undefined) visitors.set(peer, (byForward = new Map()))
       let who = byForward.get(forwarded[i])
       if (who === undefined) byForward.set(forwarded[i], (who = visitorKey(clientAddress(peer, forwarded[i], this.#trustProxy))))
+      this.#countAgent(day, agent!.length > MEMO_KEY_CHARS ? agent!.slice(0, MEMO_KEY_CHARS) : agent!)
+      this.#countAddress(day, who)
       if (day.visitors.has(who)) continue
       if (this.#visitors >= MAX_PENDING_VISITORS) {
         this.#visitorsDropped = true
@@ -168,12 +186,32 @@ export class VisitTally {
     }
   }
 
+  #countAgent(day: DayPending, agent: string): void {
+    const seen = day.agents.get(agent)
+    if (seen !== undefined) day.agents.set(agent, seen + 1)
+    else if (this.#agentsKept < MAX_PENDING_AGENTS) {
+      day.agents.set(agent, 1)
+      this.#agentsKept++
+    } else day.agents.set(UNKNOWN, (day.agents.get(UNKNOWN) ?? 0) + 1)
+  }
+
+  #countAddress(day: DayPending, address: string): void {
+    const seen = day.addresses.get(address)
+    if (seen !== undefined) day.addresses.set(address, seen + 1)
+    else if (this.#addressesKept < MAX_PENDING_ADDRESSES) {
+      day.addresses.set(address, 1)
+      this.#addressesKept++
+    } else day.addresses.set(UNKNOWN, (day.addresses.get(UNKNOWN) ?? 0) + 1)
+  }
+
   /** Everything counted so far (folded first); the tally starts afresh. */
   take(): Taken {
     this.fold()
     const taken = { batch: this.#pending, visitorsDropped: this.#visitorsDropped }
     this.#pending = new Map()
     this.#visitors = 0
+    this.#agentsKept = 0
+    this.#addressesKept = 0
     this.#visitorsDropped = false
     return taken
   }
@@ -214,11 +252,13 @@ function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy 
           added += countVisitors(d)
           continue
         }
-        now.days.set(dayNumber, (day = { humans: 0, bots: 0, referrers: new Map(), visitors: new Set() }))
+        now.days.set(dayNumber, (day = newDay()))
       }
       day.humans += d.humans
       day.bots += d.bots
       for (const [host, visits] of d.referrers) day.referrers.set(host, (day.referrers.get(host) ?? 0) + visits)
+      for (const [agent, visits] of d.agents) day.agents.set(agent, (day.agents.get(agent) ?? 0) + visits)
+      for (const [address, visits] of d.addresses) day.addresses.set(address, (day.addresses.get(address) ?? 0) + visits)
       for (const who of d.visitors) {
         if (day.visitors.has(who)) continue
         day.visitors.add(who)
@@ -228,6 +268,8 @@ function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy 
   }
   return added
 }
+
+const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), visitors: new Set(), agents: new Map(), addresses: new Map() })
 
 const countVisitors = (d: DayPending): number => d.visitors.size
 

@@ -10,6 +10,8 @@ import { isConnectionError } from '../db/errors.js'
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
+import { Breakdowns } from './breakdowns.js'
+import { UNKNOWN_COUNTRY, type CountryOf } from './geo.js'
 import { addHash, emptySketch } from './sketch.js'
 import { daySalt, writeVisitFlush, type VisitBatch } from './stats-queries.js'
 import { DAY_MS, merged, VisitTally, type Pending, type Visitor } from './visit-tally.js'
@@ -19,6 +21,8 @@ export interface VisitOptions {
   /** per-day statistics (VISIT_STATS); off: only each link's total */
   stats: boolean
   trustProxy: BlockList | undefined
+  /** the country of a client address (geo.ts); without it, every country is "unknown" */
+  countryOf?: CountryOf
   /** told how long each flush took, and of flushes the database refused */
   metrics?: Pick<Metrics, 'visitFlush' | 'databaseError'>
 }
@@ -31,6 +35,7 @@ interface Unsure {
 
 export class VisitCounter {
   readonly #tally: VisitTally
+  readonly #breakdowns: Breakdowns
   #unsure: Unsure[] = []
   /** day → salt, as hex (what is hashed) */
   readonly #saltByDay = new Map<string, string>()
@@ -43,6 +48,7 @@ export class VisitCounter {
     readonly options: VisitOptions,
   ) {
     this.#tally = new VisitTally(options.stats, options.trustProxy)
+    this.#breakdowns = new Breakdowns(options.countryOf ?? (() => UNKNOWN_COUNTRY))
   }
 
   start(): void {
@@ -88,6 +94,8 @@ export class VisitCounter {
         if (fresh !== undefined) this.#tally.putBack(fresh.batch)
         this.log.warn('visit flush failed; keeping the counts for the next one', { err, codes: batch.size })
       }
+    } finally {
+      this.#breakdowns.forgetAddresses()
     }
   }
 
@@ -98,6 +106,7 @@ export class VisitCounter {
       days: { codes: [], days: [], humans: [], bots: [] },
       referrers: { codes: [], days: [], hosts: [], visits: [] },
       sketches: { codes: [], days: [], sketches: [] },
+      dims: { codes: [], days: [], dims: [], values: [], visits: [] },
     }
     for (const [code, p] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       rows.links.codes.push(code)
@@ -114,6 +123,15 @@ export class VisitCounter {
           rows.referrers.days.push(day)
           rows.referrers.hosts.push(host)
           rows.referrers.visits.push(visits)
+        }
+        for (const [dim, counts] of this.#breakdowns.of(d.agents, d.addresses)) {
+          for (const [value, visits] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+            rows.dims.codes.push(code)
+            rows.dims.days.push(day)
+            rows.dims.dims.push(dim)
+            rows.dims.values.push(value)
+            rows.dims.visits.push(visits)
+          }
         }
         if (d.visitors.size === 0) continue
         // The day's sketch of this batch's visitors; the flush merges it into the stored one.

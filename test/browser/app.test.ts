@@ -132,7 +132,8 @@ if (browserAvailable()) {
   test('the list shows the short URL with a copy button, target, visits, a sparkline, created and expiry', async (ctx) => {
     const { page } = ctx
     // Two visits, one by a person and one by a bot, counted within a flush (about a second).
-    await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux) Firefox/130.0', referer: 'https://news.example.net/item' } })
+    // The person comes from 8.8.8.8 (the test server trusts 127.0.0.1 as a proxy), which the bundled database places in the US.
+    await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux) Firefox/130.0', referer: 'https://news.example.net/item', 'x-forwarded-for': '8.8.8.8' } })
     await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': 'Googlebot/2.1' } })
     const token = await tabToken(page)
     await until(5_000, async () => (await call(ctx.srv.url, 'GET', `/api/v1/links/${ctx.code}`, { token })).body.visits === 2)
@@ -145,6 +146,11 @@ if (browserAvailable()) {
     assert.match(await card.innerText(), /Visits\s+2/i) // (the label is shown in capitals)
     assert.match(await card.innerText(), /Expires .*2031/)
     assert.match(await card.innerText(), /Created/i)
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
+    assert.is(csv.suggestedFilename(), 'links.csv')
+    const rows = readFileSync((await csv.path())!, 'utf8').split('\r\n')
+    assert.is(rows[0], 'code,url,short_url,created_at,updated_at,visits,last_visited_at,expires_at,disabled')
+    assert.ok(rows.some((r) => r.startsWith(`${ctx.code},https://example.com/docs?from=app,`)), rows.join('\n'))
     await card.getByRole('button', { name: `Copy short URL ${ctx.code}` }).click()
     await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor()
     assert.is(await page.evaluate('navigator.clipboard.readText()'), `${ctx.srv.service.deps.baseUrl}/r/${ctx.code}`)
@@ -169,7 +175,7 @@ if (browserAvailable()) {
     assert.equal([link.body.url, link.body.expires_at], ['https://example.com/changed', null])
   })
 
-  test("the link's page charts visits per day (humans and bots), lists referrers and downloads its QR code", async (ctx) => {
+  test("the link's page charts visits per day (humans and bots), who visits (device, browser, OS, country), lists referrers, downloads its statistics as CSV and its QR code", async (ctx) => {
     const { page } = ctx
     await heading(page, ctx.code)
     await page.getByText('2 visits: 1 by people, 1 by bots and link previews.').waitFor()
@@ -177,7 +183,21 @@ if (browserAvailable()) {
     assert.match((await chart.getAttribute('aria-label')) ?? '', /2 in all/)
     assert.is(await page.locator('svg.day-chart rect.humans').count(), 30)
     await page.getByText('Show the days as a table').click()
-    assert.is(await page.locator('table tbody tr').count(), 30)
+    assert.is(await page.getByRole('table', { name: 'Visits per day' }).locator('tbody tr').count(), 30)
+    // the breakdowns: a chart each, its text alternative naming every bar, and a table view
+    const breakdowns: Array<[string, string]> = [['Devices', 'Desktop'], ['Browsers', 'Firefox'], ['Operating systems', 'Linux'], ['Countries', 'United States (US)']]
+    for (const [name, value] of breakdowns) {
+      const bars = page.getByRole('list', { name })
+      assert.equal(await bars.getByRole('listitem').allInnerTexts(), [`${value}\n1 visit, 100%`], name)
+    }
+    await page.getByText('Show countries as a table').click()
+    assert.match(await page.getByRole('table', { name: 'Countries, visits by people' }).innerText(), /United States \(US\)\s+1\s+100%/)
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download statistics (CSV)' }).click()])
+    assert.match(csv.suggestedFilename(), new RegExp(`^${ctx.code}-\\d{4}-\\d{2}-\\d{2}-\\d{4}-\\d{2}-\\d{2}\\.csv$`))
+    const lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n')
+    assert.is(lines.length, 31, 'a header and one row per day')
+    assert.is(lines[0], 'date,visits,humans,bots,uniques,device:desktop,browser:Firefox,os:Linux,country:US')
+    assert.match(lines.at(-1)!, /^\d{4}-\d{2}-\d{2},2,1,1,1,1,1,1,1$/)
     const referrers = await page.locator('ol.referrers').innerText()
     assert.match(referrers, /news\.example\.net\s+1/)
     assert.match(referrers, /Direct \(no referrer\)\s+1/)
@@ -398,7 +418,14 @@ if (browserAvailable()) {
     const link = await call(ctx.srv.url, 'POST', '/api/v1/links', { token: ctx.user.token, body: { url: 'https://example.com/a/rather/long/path/that/must/not/widen/the/page?with=query&and=more', expires_at: '2030-01-31T12:00:00Z' } })
     ctx.code = link.body.code
     await call(ctx.srv.url, 'POST', '/api/v1/links', { token: ctx.user.token, body: { url: 'https://example.org/' } })
-    await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 Firefox/130.0' } })
+    const visitors: Array<[string, string]> = [
+      ['Mozilla/5.0 (X11; Linux) Firefox/130.0', '8.8.8.8'],
+      ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', '193.0.0.1'],
+    ]
+    for (const [ua, ip] of visitors) {
+      await fetch(`${ctx.srv.url}/r/${ctx.code}`, { redirect: 'manual', headers: { 'user-agent': ua, 'x-forwarded-for': ip } })
+    }
+    await until(5_000, async () => (await call(ctx.srv.url, 'GET', `/api/v1/links/${ctx.code}/stats`, { token: ctx.user.token })).body.countries.length === 2)
   })
 
   sizes.after(async (ctx) => {

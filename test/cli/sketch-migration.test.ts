@@ -27,7 +27,7 @@ if (why !== undefined) {
       await sql`insert into visit_days (code, day, humans, bots, uniques) values ('OLDCODE1', '2026-01-01', 9, 0, 4), ('OLDCODE1', '2026-01-02', 5, 0, null)`
       await sql`insert into visit_hashes (day, code, hash) values ('2026-01-02', 'OLDCODE1', '\\x01'), ('2026-01-02', 'OLDCODE1', '\\x02'), ('2026-01-02', 'OLDCODE1', '\\x03')`
       assert.is((await migrate(sql, MIGRATIONS_DIR))[0], 10, 'the migrations from 0010 on are applied, 0010 first')
-      const { days } = await readStats(sql, 'OLDCODE1', '2026-01-01', '2026-01-02')
+      const { days } = (await readStats(sql, '00000000-0000-4000-8000-000000000001', 'OLDCODE1', '2026-01-01', '2026-01-02'))!
       assert.equal(days.map((d) => [d.day, d.uniques]).sort(), [['2026-01-01', 4], ['2026-01-02', 3]])
       const [gone] = await sql<{ t: string | null }[]>`select to_regclass('visit_hashes')::text as t`
       assert.is(gone!.t, null)

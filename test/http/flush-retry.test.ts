@@ -34,7 +34,7 @@ if (process.env.DATABASE_URL === undefined) {
     let served = 0
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < 40; i++) {
-        assert.is((await call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': 'Mozilla/5.0' } })).status, 302)
+        assert.is((await call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0' } })).status, 302)
         served++
       }
       relay.cutAtAnswer('COMMIT\0')

@@ -2,7 +2,7 @@
 // 50-link cap and the url and code rules, black-box over HTTP.
 import { randomInt } from 'node:crypto'
 import * as assert from 'uvu/assert'
-import { assertError, call, newLink, newUser, urlOfBytes, type Res } from '../helpers/api.js'
+import { assertError, assertQueryError, call, newLink, newUser, urlOfBytes, type Res } from '../helpers/api.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 
 const BASE_URL = 'https://sho.rt'
@@ -444,6 +444,42 @@ index('a changed link shows its new url and keeps its place', async ({ srv }) =>
   const patched = await call(srv.url, 'PATCH', `/api/v1/links/${first.code}`, { token: user.token, body: { url: 'https://example.com/1b' } })
   assert.is(patched.status, 200)
   assert.equal(await list(srv, user.token), [second, patched.body])
+})
+
+// GET /api/v1/links?format=csv (or Accept: text/csv): the owner's links as CSV, RFC 4180
+index('?format=csv exports the caller’s links as RFC 4180 CSV, a header row then one row per link', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const plain = await newLink(srv.url, user.token, 'https://example.com/plain')
+  const quoted = await newLink(srv.url, user.token, 'https://example.com/a,b?q="x"')
+  for (const res of [
+    await call(srv.url, 'GET', '/api/v1/links?format=csv', { token: user.token }),
+    await call(srv.url, 'GET', '/api/v1/links', { token: user.token, headers: { accept: 'text/html, text/csv;q=0.9' } }),
+  ]) {
+    assert.is(res.status, 200, res.text)
+    assert.is(res.headers.get('content-type'), 'text/csv; charset=utf-8; header=present')
+    assert.is(res.headers.get('content-disposition'), 'attachment; filename="links.csv"')
+    const row = (l: typeof plain, url: string) =>
+      [l.code, url, l.short_url, l.created_at, l.updated_at, 0, '', '', 'false'].join(',')
+    assert.is(res.text, [
+      'code,url,short_url,created_at,updated_at,visits,last_visited_at,expires_at,disabled',
+      row(quoted, '"https://example.com/a,b?q=""x"""'),
+      row(plain, 'https://example.com/plain'),
+      '',
+    ].join('\r\n'))
+  }
+  assertQueryError(await call(srv.url, 'GET', '/api/v1/links?format=pdf', { token: user.token }), ['format'])
+})
+
+// OWASP "CSV Injection": a cell a spreadsheet would run as a formula is written as text. The API
+// only takes http(s) URLs, so the row is written as an older release or a hand edit could have.
+index('a URL starting with = (or +, -, @) is escaped in the CSV with a leading apostrophe', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const link = await newLink(srv.url, user.token, 'https://example.com/formula')
+  const formula = '=HYPERLINK("https://evil.example","open")'
+  await srv.service.db.sql`update links set url = ${formula} where code = ${link.code}`
+  const res = await call(srv.url, 'GET', '/api/v1/links?format=csv', { token: user.token })
+  const cells = res.text.split('\r\n')[1]!
+  assert.ok(cells.startsWith(`${link.code},"'=HYPERLINK(""https://evil.example"",""open"")",`), cells)
 })
 
 // spec §5: missing or malformed bearer → 401 UNAUTHORIZED

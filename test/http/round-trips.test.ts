@@ -42,6 +42,10 @@ test('with its session checked lately, each link operation is one statement', as
   const remove = async () => assert.is((await call(srv.url, 'DELETE', `/api/v1/links/${doomed[i++]!.code}`, { token })).status, 204)
   assert.is(await statementsOf(srv, remove), 1, 'delete')
   assert.is(await statementsOf(srv, async () => assert.is((await call(srv.url, 'GET', '/api/v1/users/me', { token })).status, 200)), 1, 'me')
+  const stats = () => call(srv.url, 'GET', `/api/v1/links/${link.code}/stats?format=csv`, { token })
+  assert.is(await statementsOf(srv, async () => assert.is((await stats()).status, 200)), 1, 'stats, breakdowns included')
+  const csv = () => call(srv.url, 'GET', '/api/v1/links?format=csv', { token })
+  assert.is(await statementsOf(srv, async () => assert.is((await csv()).status, 200)), 1, 'list as CSV')
 })
 
 test('a session not checked lately costs one read more', async ({ srv }) => {

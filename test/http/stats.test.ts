@@ -10,6 +10,7 @@ import { sleep, until } from '../helpers/wait.js'
 const DAY_MS = 86_400_000
 const CRAWLER = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36'
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1'
 const today = () => new Date().toISOString().slice(0, 10)
 const dayBefore = (date: string, n: number) => new Date(Date.parse(date) - n * DAY_MS).toISOString().slice(0, 10)
 
@@ -17,7 +18,11 @@ const visit = (srv: TestServer, code: string, headers: Record<string, string> = 
   call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': BROWSER, ...headers }, ip })
 const stats = (srv: TestServer, token: string, code: string, query = '') =>
   call(srv.url, 'GET', `/api/v1/links/${code}/stats${query}`, { token })
-const dayOf = (res: Res, date: string) => res.body.days.find((d: { date: string }) => d.date === date)
+/** A day's counts, without its breakdowns (tested on their own below). */
+const dayOf = (res: Res, date: string) => {
+  const { visits, humans, bots, uniques } = res.body.days.find((d: { date: string }) => d.date === date)
+  return { date, visits, humans, bots, uniques }
+}
 
 const test = serverSuite<{ user: User }>('link statistics', { BASE_URL: 'https://sho.rt' })
 test.before(async (ctx) => {
@@ -37,7 +42,7 @@ test('five redirects show up within two seconds: total 5, bots 2, the referrer h
     return res.body.total === 5
   })
   assert.is(res!.status, 200)
-  assert.equal(Object.keys(res!.body), ['code', 'from', 'to', 'total', 'humans', 'bots', 'days', 'referrers'])
+  assert.equal(Object.keys(res!.body), ['code', 'from', 'to', 'total', 'humans', 'bots', 'days', 'referrers', 'devices', 'browsers', 'os', 'countries'])
   assert.is(res!.body.code, link.code)
   assert.is(res!.body.bots, 2)
   assert.is(res!.body.humans, 3)
@@ -56,9 +61,12 @@ test('the default range is the last 30 days through today, one entry per day wit
   assert.is(res.body.to, today())
   assert.is(res.body.from, dayBefore(today(), 29))
   assert.is(res.body.days.length, 30)
-  assert.equal(res.body.days[0], { date: dayBefore(today(), 29), visits: 0, humans: 0, bots: 0, uniques: 0 })
+  assert.equal(res.body.days[0], {
+    date: dayBefore(today(), 29), visits: 0, humans: 0, bots: 0, uniques: 0, devices: {}, browsers: {}, os: {}, countries: {},
+  })
   res.body.days.forEach((d: { date: string }, i: number) => assert.is(d.date, dayBefore(today(), 29 - i)))
   assert.equal([res.body.total, res.body.humans, res.body.bots, res.body.referrers], [0, 0, 0, []])
+  assert.equal([res.body.devices, res.body.browsers, res.body.os, res.body.countries], [[], [], [], []])
 })
 
 test('from and to choose the range, both included; 400 days is the most', async ({ srv, user }) => {
@@ -115,10 +123,11 @@ test('cached and uncached redirects count once each; a HEAD counts nothing', asy
   assert.is(one.body.visits, 2)
 })
 
-// A bot is a request whose User-Agent is empty or matches the documented list
+// A bot is a request whose User-Agent is empty or that isbot names (link previews included)
 test('an empty or missing User-Agent and crawler or preview User-Agents are bots', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
-  const agents = ['', 'facebookexternalhit/1.1', 'Slackbot-LinkExpanding 1.0', 'curl/8.5.0', 'WhatsApp/2.23.20.0']
+  const agents = ['', 'facebookexternalhit/1.1', 'Slackbot-LinkExpanding 1.0', 'curl/8.5.0', 'WhatsApp/2.23.20.0', 'Twitterbot/1.0',
+    'Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)', 'TelegramBot (like TwitterBot)', 'LinkedInBot/1.0 (compatible; Mozilla/5.0)']
   for (const ua of agents) await visit(srv, link.code, { 'user-agent': ua })
   await srv.service.deps.visits.flush()
   const res = await stats(srv, user.token, link.code)
@@ -231,6 +240,64 @@ test('days past the retention are deleted by the daily job; a deleted link takes
   const [left] = await sql<{ n: number }[]>`
     select (select count(*) from visit_days where code = ${link.code}) + (select count(*) from visit_referrers where code = ${link.code}) as n`
   assert.is(Number(left!.n), 0)
+})
+
+// Device, browser, OS and country per day, from the User-Agent and the client address at the flush.
+// 8.8.8.0/24 is Google's public resolver: the bundled ip-location-db database places it in the US.
+test('an iPhone Safari visit from a known range shows as mobile, Safari, iOS and its country; a Googlebot visit is a bot', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  for (let i = 0; i < 2; i++) await visit(srv, link.code, { 'user-agent': IPHONE }, '8.8.8.8')
+  await visit(srv, link.code, {}, '2001:4860:4860::8888')
+  await visit(srv, link.code, { 'user-agent': CRAWLER }, '8.8.8.8')
+  await srv.service.deps.visits.flush()
+  const res = await stats(srv, user.token, link.code)
+  assert.equal([res.body.humans, res.body.bots], [3, 1], 'Googlebot counts as a bot')
+  assert.equal(res.body.devices, [{ name: 'mobile', visits: 2 }, { name: 'desktop', visits: 1 }])
+  assert.equal(res.body.browsers, [{ name: 'Safari', visits: 2 }, { name: 'Chrome', visits: 1 }])
+  assert.equal(res.body.os, [{ name: 'iOS', visits: 2 }, { name: 'Linux', visits: 1 }])
+  assert.equal(res.body.countries, [{ name: 'US', visits: 3 }], 'bots are not in the breakdowns')
+  const day = res.body.days.find((d: { date: string }) => d.date === today())
+  assert.equal([day.devices, day.browsers, day.os, day.countries], [{ mobile: 2, desktop: 1 }, { Safari: 2, Chrome: 1 }, { iOS: 2, Linux: 1 }, { US: 3 }])
+  const stored = await srv.service.db.sql<{ value: string }[]>`select value from visit_dims where code = ${link.code}`
+  assert.not.ok(stored.some((r) => r.value.includes('8.8') || r.value.includes('4860')), 'no address is stored')
+})
+
+test('breakdowns add up across flushes; an unplaceable address is "unknown", an unknown agent "other"', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  await visit(srv, link.code, { 'user-agent': IPHONE }, '8.8.8.8')
+  await srv.service.deps.visits.flush()
+  await visit(srv, link.code, { 'user-agent': IPHONE }, '8.8.4.4')
+  await visit(srv, link.code, { 'user-agent': 'Mozilla/5.0 (Plan9) Acme/1.0' }, '10.1.2.3')
+  await srv.service.deps.visits.flush()
+  const res = await stats(srv, user.token, link.code)
+  assert.equal(res.body.devices, [{ name: 'mobile', visits: 2 }, { name: 'other', visits: 1 }])
+  assert.equal(res.body.browsers, [{ name: 'Safari', visits: 2 }, { name: 'other', visits: 1 }])
+  assert.equal(res.body.countries, [{ name: 'US', visits: 2 }, { name: 'unknown', visits: 1 }])
+})
+
+test('CSV (?format=csv or Accept: text/csv): a header row, then one row per day with every column', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  await visit(srv, link.code, { 'user-agent': IPHONE }, '8.8.8.8')
+  await visit(srv, link.code, { 'user-agent': CRAWLER }, '8.8.8.8')
+  await srv.service.deps.visits.flush()
+  const range = `from=${dayBefore(today(), 2)}&to=${today()}`
+  const byQuery = await stats(srv, user.token, link.code, `?${range}&format=csv`)
+  const byAccept = await call(srv.url, 'GET', `/api/v1/links/${link.code}/stats?${range}`, { token: user.token, headers: { accept: 'text/csv' } })
+  for (const res of [byQuery, byAccept]) {
+    assert.is(res.status, 200, res.text)
+    assert.is(res.headers.get('content-type'), 'text/csv; charset=utf-8; header=present')
+    assert.is(res.headers.get('content-disposition'), `attachment; filename="${link.code}-${dayBefore(today(), 2)}-${today()}.csv"`)
+    assert.is(res.text, [
+      'date,visits,humans,bots,uniques,device:mobile,browser:Safari,os:iOS,country:US',
+      `${dayBefore(today(), 2)},0,0,0,0,0,0,0,0`,
+      `${dayBefore(today(), 1)},0,0,0,0,0,0,0,0`,
+      `${today()},2,1,1,1,1,1,1,1`,
+      '',
+    ].join('\r\n'))
+  }
+  const json = await call(srv.url, 'GET', `/api/v1/links/${link.code}/stats?format=json`, { token: user.token, headers: { accept: 'text/csv' } })
+  assert.is(json.body.code, link.code, '?format=json wins over Accept')
+  assertQueryError(await stats(srv, user.token, link.code, '?format=xml&from=x'), ['format', 'from'])
 })
 
 // Counts appear within one flush interval and survive a failed flush

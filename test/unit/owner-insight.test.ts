@@ -34,12 +34,20 @@ function queryErrors(fn: () => unknown): Array<[string, string]> {
 // ---------------------------------------------------------------------------------------------
 const visits = suite('visit facts: bots and referrers')
 
-// A bot is a request whose User-Agent is empty or matches a documented list of crawler
-// and preview-fetcher patterns
-visits('empty, missing or blank User-Agents and listed crawlers, previews and libraries are bots', () => {
+// A bot is a request whose User-Agent is empty or that isbot's maintained list names (crawlers,
+// link-preview fetchers, monitors, libraries)
+visits('empty, missing or blank User-Agents, crawlers (Googlebot), link previews and libraries are bots', () => {
   for (const ua of [undefined, '', '   ', 'Googlebot/2.1', 'Mozilla/5.0 (compatible; bingbot/2.0)', 'facebookexternalhit/1.1', 'Twitterbot/1.0',
     'Slackbot-LinkExpanding 1.0', 'TelegramBot (like TwitterBot)', 'WhatsApp/2.23', 'Mozilla/5.0 ... HeadlessChrome/120', 'curl/8.5.0',
-    'python-requests/2.31', 'Go-http-client/1.1', 'Mozilla/5.0 (compatible; YandexBot/3.0)', 'Discordbot/2.0', 'LinkedInBot/1.0']) {
+    'python-requests/2.31', 'Go-http-client/1.1', 'Mozilla/5.0 (compatible; YandexBot/3.0)', 'Discordbot/2.0', 'LinkedInBot/1.0',
+    // what the hand-written list caught before isbot replaced it: none of it may become human
+    'Baiduspider', 'Sogou web spider', 'SeznamBot/4.0', 'Yahoo! Slurp', 'ia_archiver', 'facebookcatalog/1.0', 'meta-externalagent/1.1',
+    'SkypeUriPreview Preview/0.5', 'vkShare', 'Mozilla/5.0 (compatible; Embedly/0.2)', 'Quora Link Preview/1.0', 'Iframely/1.3.1',
+    'Chrome-Lighthouse', 'PhantomJS/2.1', 'Pingdom.com_bot_version_1.4', 'UptimeRobot/2.0', 'StatusCake', 'W3C_Validator/1.3',
+    'check_http/v2.3', 'Mozilla/5.0 zgrab/0.x', 'masscan/1.3', 'Mozilla/5.0 (compatible; Nmap Scripting Engine; https://nmap.org/book/nse.html)', 'CensysInspect/1.1',
+    'Nuclei - Open-source project', 'Wget/1.21', 'HTTPie/3.2', 'Python-urllib/3.11', 'python-httpx/0.27', 'aiohttp/3.9', 'okhttp/4.9',
+    'Java/17.0.1', 'Apache-HttpClient/4.5', 'libwww-perl/6.72', 'axios/1.6.0', 'node-fetch/1.0', 'undici', 'got (https://github.com/sindresorhus/got)',
+    'GuzzleHttp/7', 'PostmanRuntime/7.36', 'insomnia/2023.5', 'Scrapy/2.11', 'Feedly/1.0']) {
     assert.ok(isBot(ua), String(ua))
   }
 })

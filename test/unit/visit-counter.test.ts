@@ -56,6 +56,7 @@ function uniquesOf(w: Written): Record<string, number> {
 }
 
 const test = suite('visit counter')
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0'
 const quiet = createLogger('error', () => {})
 
 test('a flush writes the totals, per-day humans and bots, referrer hosts and a sketch of the visitors per link and day', async () => {
@@ -85,7 +86,7 @@ test('a flush writes the totals, per-day humans and bots, referrer hosts and a s
 test('with VISIT_STATS=off only the totals are written (and their link.clicked events, without the split)', async () => {
   const { sql, written } = fakeSql()
   const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: false, trustProxy: undefined })
-  for (let i = 0; i < 3; i++) counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }))
+  for (let i = 0; i < 3; i++) counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }))
   await counter.flush()
   assert.is(written.statements.length, 2)
   assert.equal((written.params[0] as [string[], number[]])[1], [3])
@@ -95,7 +96,7 @@ test('with VISIT_STATS=off only the totals are written (and their link.clicked e
 test('behind a trusted proxy the forwarded address tells visitors apart; the User-Agent does not', async () => {
   const { sql, written } = fakeSql()
   const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: parseTrustProxy('127.0.0.1') })
-  const long = `Mozilla/5.0 ${'x'.repeat(300)}`
+  const long = `Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0 ${'ab '.repeat(100)}`
   counter.record('AAAAAAAA', request({ 'user-agent': long, 'x-forwarded-for': '198.51.100.1' }, '127.0.0.1'))
   counter.record('AAAAAAAA', request({ 'user-agent': `${long}y`, 'x-forwarded-for': '198.51.100.1' }, '127.0.0.1'))
   counter.record('AAAAAAAA', request({ 'user-agent': long, 'x-forwarded-for': '198.51.100.2' }, '127.0.0.1'))
@@ -107,8 +108,8 @@ test('one address is one visitor whatever User-Agents it sends; an IPv6 client b
   const { sql, written } = fakeSql()
   const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined })
   for (let i = 0; i < 5_000; i++) counter.record('AAAAAAAA', request({ 'user-agent': `Mozilla/5.0 #${i}` }, '203.0.113.7'))
-  for (let i = 0; i < 5_000; i++) counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }, `2001:db8:1:2::${i.toString(16)}`))
-  counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }, '2001:db8:1:3::1'))
+  for (let i = 0; i < 5_000; i++) counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, `2001:db8:1:2::${i.toString(16)}`))
+  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, '2001:db8:1:3::1'))
   await counter.flush()
   assert.equal(uniquesOf(written), { AAAAAAAA: 3 })
 })
@@ -117,10 +118,10 @@ test('a failed flush keeps everything for the next; more than 100 hosts a day be
   let failing = true
   const { sql, written } = fakeSql(() => failing)
   const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined })
-  for (let i = 0; i < 150; i++) counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0', referer: `https://h${i}.example/` }, `10.0.0.${i % 5}`))
+  for (let i = 0; i < 150; i++) counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX, referer: `https://h${i}.example/` }, `10.0.0.${i % 5}`))
   await counter.flush()
   assert.is(written.statements.length, 0)
-  counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }, '10.0.0.9'))
+  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, '10.0.0.9'))
   failing = false
   await counter.flush()
   assert.equal((written.params[0] as [string[], number[]])[1], [151])
@@ -138,13 +139,24 @@ test('past 100,000 distinct visitors waiting, more are not counted as unique, an
   const { sql, written } = fakeSql()
   const log = createLogger('warn', (t) => lines.push(t))
   const counter = new VisitCounter(sql, log, { flushMs: 1_000, stats: true, trustProxy: undefined })
-  for (let i = 0; i < 100_005; i++) counter.record('AAAAAAAA', request({ 'user-agent': 'Mozilla/5.0' }, `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`))
+  for (let i = 0; i < 100_005; i++) counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`))
   await counter.flush()
   const uniques = uniquesOf(written).AAAAAAAA!
   assert.ok(Math.abs(uniques - 100_000) < 100_000 * 0.1, `about 100,000 counted: ${uniques}`)
   assert.equal((paramsOf(written, 'visit_days') as [string[], string[], number[]])[2], [100_005], 'every visit still counts')
   log.flush()
   assert.ok(lines.some((l) => l.includes('not counted as unique')), lines.join('\n'))
+})
+
+test('a flush writes human visits by device, browser, OS and country, in the same transaction', async () => {
+  const { sql, written } = fakeSql()
+  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined, countryOf: (a) => (a === '192.0.2.1' ? 'NL' : 'unknown') })
+  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }))
+  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, '192.0.2.2'))
+  counter.record('AAAAAAAA', request({ 'user-agent': 'Googlebot/2.1' }))
+  await counter.flush()
+  const [, , dims, values, visits] = paramsOf(written, 'visit_dims') as [string[], string[], string[], string[], number[]]
+  assert.equal(dims.map((d, i) => `${d}=${values[i]}:${visits[i]}`), ['device=desktop:2', 'browser=Firefox:2', 'os=Linux:2', 'country=NL:1', 'country=unknown:1'])
 })
 
 test.run()

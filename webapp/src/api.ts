@@ -34,7 +34,15 @@ export interface Day {
   humans: number
   bots: number
   uniques: number
+  /** the day's human visits by value; values without visits are absent */
+  devices: Record<string, number>
+  browsers: Record<string, number>
+  os: Record<string, number>
+  countries: Record<string, number>
 }
+
+/** Human visits over the range by value, most first. */
+export type Breakdown = Array<{ name: string; visits: number }>
 
 export interface Stats {
   code: string
@@ -45,6 +53,10 @@ export interface Stats {
   bots: number
   days: Day[]
   referrers: Array<{ host: string; visits: number }>
+  devices: Breakdown
+  browsers: Breakdown
+  os: Breakdown
+  countries: Breakdown
 }
 
 export interface Session {

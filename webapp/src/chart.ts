@@ -1,6 +1,6 @@
 // Charts as inline SVG built with DOM calls (nothing inline for the CSP to refuse); colours come
 // from the stylesheet, so they follow the light or dark scheme. Each has a text alternative.
-import type { Day } from './api.js'
+import type { Breakdown, Day } from './api.js'
 import { h, svg } from './dom.js'
 import { counted, day, number } from './format.js'
 
@@ -67,4 +67,41 @@ export function dayChart(days: Day[]): HTMLElement {
     h('tbody', {}, ...[...days].reverse().map((d) => h('tr', {}, h('th', { scope: 'row' }, day(d.date)), h('td', {}, number(d.humans)), h('td', {}, number(d.bots)), h('td', {}, number(d.uniques))))),
   )
   return h('figure', { class: 'chart' }, chart, legend, h('details', {}, h('summary', {}, 'Show the days as a table'), table))
+}
+
+/** Bars shown in a breakdown chart; the table below it lists every value. */
+const BREAKDOWN_BARS = 8
+
+/**
+ * One breakdown (devices, browsers, OS or countries) as horizontal bars, the most visits first: a
+ * list whose items read as "Desktop: 3 visits, 60%", each bar's length set through the CSSOM (which
+ * the CSP allows, unlike a style attribute), with every value in a table below. `label` turns a
+ * value into words ("US" → "United States (US)").
+ */
+export function breakdownChart(title: string, rows: Breakdown, label: (name: string) => string): HTMLElement {
+  const total = rows.reduce((s, r) => s + r.visits, 0)
+  const share = (n: number) => `${Math.round((100 * n) / Math.max(1, total))}%`
+  const heading = h('h3', { id: `breakdown-${title.toLowerCase().replace(/\W+/g, '-')}` }, title)
+  if (rows.length === 0) return h('figure', { class: 'chart breakdown' }, heading, h('p', { class: 'muted' }, 'No visits by people in these 30 days.'))
+  const shown = rows.slice(0, BREAKDOWN_BARS).map((r) => ({ name: label(r.name), visits: r.visits }))
+  const rest = rows.slice(BREAKDOWN_BARS).reduce((s, r) => s + r.visits, 0)
+  if (rest > 0) shown.push({ name: `${rows.length - BREAKDOWN_BARS} more`, visits: rest })
+  const max = Math.max(1, ...shown.map((r) => r.visits))
+  const bars = h(
+    'ol',
+    { class: 'bars', 'aria-labelledby': heading.id },
+    ...shown.map((r) => {
+      const bar = h('span', { class: 'bar', 'aria-hidden': 'true' })
+      bar.style.width = `${((100 * r.visits) / max).toFixed(1)}%`
+      return h('li', {}, h('span', { class: 'name' }, r.name), h('span', { class: 'track' }, bar), h('span', { class: 'num' }, `${counted(r.visits, 'visit', 'visits')}, ${share(r.visits)}`))
+    }),
+  )
+  const table = h(
+    'table',
+    {},
+    h('caption', {}, `${title}, visits by people`),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, title.replace(/s$/, '')), h('th', { scope: 'col' }, 'Visits'), h('th', { scope: 'col' }, 'Share'))),
+    h('tbody', {}, ...rows.map((r) => h('tr', {}, h('th', { scope: 'row' }, label(r.name)), h('td', {}, number(r.visits)), h('td', {}, share(r.visits))))),
+  )
+  return h('figure', { class: 'chart breakdown' }, heading, bars, h('details', {}, h('summary', {}, `Show ${title.toLowerCase()} as a table`), table))
 }

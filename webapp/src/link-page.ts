@@ -1,13 +1,28 @@
-// One link: its facts, visits per day (humans and bots), referrers, and its QR code to download.
+// One link: its facts, visits per day (humans and bots), who visits (devices, browsers, OS,
+// countries), referrers, the statistics as CSV, and its QR code to download.
 import { blob, get, type Link, type Stats } from './api.js'
-import { dayChart } from './chart.js'
+import { breakdownChart, dayChart } from './chart.js'
 import { h } from './dom.js'
 import { counted, number, when } from './format.js'
 import { hostLine } from './hosts.js'
 import { loading, screen } from './layout.js'
 import { deleteButton, expiry, stopped } from './links-screen.js'
 import { navigate } from './router.js'
-import { copyButton } from './widgets.js'
+import { copyButton, downloadButton } from './widgets.js'
+
+/** "other" → "Other"; bowser's family names are shown as they are ("iOS"). */
+const family = (name: string) => (name === 'other' ? 'Other' : name)
+const device = (name: string) => name.charAt(0).toUpperCase() + name.slice(1)
+const regions = new Intl.DisplayNames(['en'], { type: 'region' })
+/** "US" → "United States (US)"; "unknown" → "Unknown". */
+function country(code: string): string {
+  if (code === 'unknown') return 'Unknown'
+  try {
+    return `${regions.of(code) ?? code} (${code})`
+  } catch {
+    return code
+  }
+}
 
 // The QR image is fetched with the token (an <img src> cannot send one) and shown from a blob:
 // URL; the previous page's URL is released when the next one is made.
@@ -49,6 +64,21 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
       h('h2', { id: 'visits' }, 'Visits, last 30 days'),
       h('p', {}, `${counted(stats.total, 'visit', 'visits')}: ${number(stats.humans)} by people, ${number(stats.bots)} by bots and link previews.`),
       dayChart(stats.days),
+      h('div', { class: 'actions' }, downloadButton('Download statistics (CSV)', `/links/${code}/stats?format=csv`, `${code}-${stats.from}-${stats.to}.csv`)),
+    ),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'audience' },
+      h('h2', { id: 'audience' }, 'Who visits'),
+      h('p', { class: 'muted' }, 'Visits by people in the last 30 days, from their browser and address; bots are left out. No address is stored.'),
+      h(
+        'div',
+        { class: 'breakdowns' },
+        breakdownChart('Devices', stats.devices, device),
+        breakdownChart('Browsers', stats.browsers, family),
+        breakdownChart('Operating systems', stats.os, family),
+        breakdownChart('Countries', stats.countries, country),
+      ),
     ),
     h(
       'section',

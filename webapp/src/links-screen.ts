@@ -7,7 +7,7 @@ import { expired, number, when } from './format.js'
 import { hostLine } from './hosts.js'
 import { loading, screen } from './layout.js'
 import { navigate } from './router.js'
-import { confirmDialog, copyButton } from './widgets.js'
+import { confirmDialog, copyButton, downloadButton } from './widgets.js'
 
 export async function linksScreen(notice?: string): Promise<void> {
   loading('Your links')
@@ -17,7 +17,8 @@ export async function linksScreen(notice?: string): Promise<void> {
     screen('Your links', notice, h('div', { class: 'empty' }, h('p', {}, 'You have no links yet.'), newLink))
     return
   }
-  screen('Your links', notice, h('p', { class: 'toolbar' }, h('span', { class: 'muted' }, `${links.length} of 50 links`), newLink), h('ul', { class: 'links' }, ...links.map(linkItem)))
+  const csv = downloadButton('Download CSV', '/links?format=csv', 'links.csv')
+  screen('Your links', notice, h('p', { class: 'toolbar' }, h('span', { class: 'muted' }, `${links.length} of 50 links`), h('span', { class: 'actions' }, csv, newLink)), h('ul', { class: 'links' }, ...links.map(linkItem)))
 }
 
 export const expiry = (link: Link): string =>

@@ -1,4 +1,5 @@
-// Small pieces several screens share: the copy button and the confirmation dialog.
+// Small pieces several screens share: the copy button, the download button and the confirmation dialog.
+import { blob } from './api.js'
 import { h, announce } from './dom.js'
 import { actionAlert, run } from './forms.js'
 
@@ -15,6 +16,33 @@ async function copy(text: string): Promise<void> {
     // No clipboard access (a plain-http address is not a secure context): select it for Ctrl+C.
     announce(`Could not copy. Select the address and copy it yourself: ${text}`)
   }
+}
+
+/**
+ * A button that downloads an API resource as `filename`: fetched with the token (a plain link
+ * cannot send one), then saved from a blob: URL released once the browser has it.
+ */
+export function downloadButton(label: string, path: string, filename: string): HTMLButtonElement {
+  const button: HTMLButtonElement = h('button', {
+    type: 'button',
+    onclick: async () => {
+      button.disabled = true
+      try {
+        const url = URL.createObjectURL(await blob(path))
+        const a = h('a', { href: url, download: filename, hidden: true })
+        document.body.append(a)
+        a.click()
+        a.remove()
+        window.setTimeout(() => URL.revokeObjectURL(url), 60_000)
+        announce(`Downloaded ${filename}`)
+      } catch (err) {
+        announce(err instanceof Error ? err.message : `Could not download ${filename}.`)
+      } finally {
+        button.disabled = false
+      }
+    },
+  }, label)
+  return button
 }
 
 /**

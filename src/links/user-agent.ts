@@ -1,0 +1,42 @@
+// A User-Agent as the statistics show it: device (mobile, tablet, desktop or other), browser family
+// and OS family, by bowser (MIT). Done at the visit flush, never on the redirect path.
+import { BROWSER_MAP, OS_MAP, parse } from 'bowser'
+
+export type Device = 'mobile' | 'tablet' | 'desktop' | 'other'
+export interface AgentFamilies {
+  device: Device
+  browser: string
+  os: string
+}
+
+export const OTHER = 'other' as const
+
+/** bowser's longer names, shortened to the family names people use; its others are kept as it gives them. */
+const BROWSER_NAMES: Readonly<Record<string, string>> = {
+  'Microsoft Edge': 'Edge',
+  'Samsung Internet for Android': 'Samsung Internet',
+  'Opera Coast': 'Opera',
+  'Opera Touch': 'Opera',
+}
+const OS_NAMES: Readonly<Record<string, string>> = { 'Chrome OS': 'ChromeOS' }
+const DEVICES = new Set<string>(['mobile', 'tablet', 'desktop'])
+/**
+ * Only the families bowser names in its maps: for an agent it does not know, it falls back to the
+ * agent's first word ("Mozilla"), which would let any visitor add a value of their choosing.
+ */
+const BROWSERS = new Set(Object.values(BROWSER_MAP))
+const SYSTEMS = new Set(Object.values(OS_MAP))
+
+export function agentFamilies(userAgent: string): AgentFamilies {
+  if (userAgent === '') return { device: OTHER, browser: OTHER, os: OTHER }
+  const parsed = parse(userAgent)
+  const type = parsed.platform.type
+  return {
+    device: type !== undefined && DEVICES.has(type) ? (type as Device) : OTHER,
+    browser: family(parsed.browser.name, BROWSERS, BROWSER_NAMES),
+    os: family(parsed.os.name, SYSTEMS, OS_NAMES),
+  }
+}
+
+const family = (name: string | undefined, known: ReadonlySet<string>, names: Readonly<Record<string, string>>): string =>
+  name === undefined || !known.has(name) ? OTHER : (names[name] ?? name)

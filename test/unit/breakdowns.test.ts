@@ -1,0 +1,107 @@
+// The breakdowns' pure parts: User-Agent families (bowser), a record's country in either MMDB
+// shape, the flush's memo, and CSV cells (RFC 4180, OWASP formula escaping).
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { csvCell, toCsv, wantsCsv } from '../../src/http/csv.js'
+import { Breakdowns } from '../../src/links/breakdowns.js'
+import { countryOfRecord, openCountries } from '../../src/links/geo.js'
+import { createLogger } from '../../src/log.js'
+import { Memo } from '../../src/links/memo.js'
+import { agentFamilies } from '../../src/links/user-agent.js'
+
+const agents = suite('User-Agent families')
+
+agents('devices, browser and OS families people know; what bowser does not know is "other"', () => {
+  const cases: Array<[string, string, string, string]> = [
+    ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', 'mobile', 'Safari', 'iOS'],
+    ['Mozilla/5.0 (iPad; CPU OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1', 'tablet', 'Safari', 'iOS'],
+    ['Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36', 'mobile', 'Chrome', 'Android'],
+    ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36 Edg/126.0', 'desktop', 'Edge', 'Windows'],
+    ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15', 'desktop', 'Safari', 'macOS'],
+    ['Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0', 'desktop', 'Firefox', 'Linux'],
+    ['Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/25.0 Chrome/121.0 Mobile Safari/537.36', 'mobile', 'Samsung Internet', 'Android'],
+    ['Mozilla/5.0 (Plan9) Acme/1.0', 'other', 'other', 'other'],
+    ['', 'other', 'other', 'other'],
+  ]
+  for (const [ua, device, browser, os] of cases) assert.equal(agentFamilies(ua), { device, browser, os }, ua)
+})
+
+agents('a made-up first word is not a browser family (no value of the visitor’s choosing is stored)', () => {
+  assert.is(agentFamilies('Evil-Name-Of-Any-Length/1.0 (X11)').browser, 'other')
+})
+
+const geo = suite('country of an MMDB record')
+
+geo('ip-location-db records ({country_code}) and MaxMind GeoLite2 records ({country: {iso_code}}) both give the code', () => {
+  assert.is(countryOfRecord({ country_code: 'US' } as never), 'US')
+  assert.is(countryOfRecord({ country: { iso_code: 'de' } } as never), 'DE')
+  assert.is(countryOfRecord({ registered_country: { iso_code: 'FR' } } as never), 'FR')
+  assert.is(countryOfRecord(null), 'unknown')
+  assert.is(countryOfRecord({ country_code: 'not a code' } as never), 'unknown')
+})
+
+geo('the bundled database places a known range; GEO_DB=off and an unreadable file leave every country unknown', async () => {
+  const lines: string[] = []
+  const log = createLogger('warn', (line) => lines.push(line))
+  const bundled = await openCountries(undefined, log)
+  assert.equal(['8.8.8.8', '::ffff:8.8.8.8', '2001:4860:4860::8888', '10.0.0.1', 'not an address'].map(bundled), ['US', 'US', 'US', 'unknown', 'unknown'])
+  assert.is((await openCountries('off', log))('8.8.8.8'), 'unknown')
+  assert.is((await openCountries('/nonexistent/GeoLite2-Country.mmdb', log))('8.8.8.8'), 'unknown')
+  log.flush()
+  assert.ok(lines.some((l) => l.includes('country database cannot be read') && l.includes('/nonexistent/GeoLite2-Country.mmdb')), lines.join('\n'))
+})
+
+geo('the flush counts each address’s visits under its country and keeps no address once told to forget', () => {
+  const asked: string[] = []
+  const b = new Breakdowns((a) => (asked.push(a), a.startsWith('8.') ? 'US' : 'unknown'))
+  const out = b.of(new Map([['Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0', 3]]), new Map([['8.8.8.8', 2], ['10.0.0.1', 1]]))
+  assert.equal([...out.get('country')!], [['US', 2], ['unknown', 1]])
+  assert.equal([...out.get('browser')!], [['Firefox', 3]])
+  b.of(new Map(), new Map([['8.8.8.8', 1]]))
+  assert.equal(asked, ['8.8.8.8', '10.0.0.1'], 'looked up once while remembered')
+  b.forgetAddresses()
+  b.of(new Map(), new Map([['8.8.8.8', 1]]))
+  assert.equal(asked, ['8.8.8.8', '10.0.0.1', '8.8.8.8'])
+})
+
+const memo = suite('flush memo')
+
+memo('the least recently used entry goes first when full', () => {
+  const m = new Memo<number>(2)
+  let made = 0
+  const make = (k: string) => (made++, k.length)
+  m.get('a', make)
+  m.get('bb', make)
+  m.get('a', make) // a is now the most recent
+  m.get('ccc', make) // evicts bb
+  assert.is(m.size, 2)
+  m.get('a', make)
+  assert.is(made, 3)
+  m.get('bb', make)
+  assert.is(made, 4)
+})
+
+const csv = suite('CSV cells')
+
+csv('RFC 4180: a cell with a comma, quote or line break is quoted, quotes doubled; numbers as numbers', () => {
+  assert.is(toCsv([['a,b', 'say "hi"', 'two\nlines', 'plain', 42, null]]), '"a,b","say ""hi""","two\nlines",plain,42,\r\n')
+})
+
+csv('OWASP: a text cell starting with =, +, -, @, tab or CR gets a leading apostrophe', () => {
+  for (const cell of ['=1+2', '+1', '-1', '@SUM(A1)', '\tx', '\rx']) assert.ok(csvCell(cell).replace(/^"/, '').startsWith(`'${cell[0]}`), cell)
+  assert.is(csvCell('=A1,B1'), `"'=A1,B1"`)
+  assert.is(csvCell(-1), '-1', 'a number is not text')
+})
+
+csv('?format wins over Accept; Accept: text/csv alone asks for CSV', () => {
+  assert.ok(wantsCsv(undefined, 'text/csv'))
+  assert.ok(wantsCsv(undefined, 'application/json, text/csv;q=0.5'))
+  assert.not.ok(wantsCsv(undefined, 'text/csvx'))
+  assert.not.ok(wantsCsv('json', 'text/csv'))
+  assert.ok(wantsCsv('csv', 'application/json'))
+})
+
+agents.run()
+geo.run()
+memo.run()
+csv.run()
