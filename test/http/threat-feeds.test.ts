@@ -47,7 +47,6 @@ test('a link already made to a newly listed host answers 410 within one refresh;
   const link = await newLink(srv.url, user.token, `https://app.${later}/page`)
   assert.is((await call(srv.url, 'GET', `/r/${link.code}`)).status, 302)
   assert.is((await call(srv.url, 'GET', `/r/${link.code}`)).status, 302) // served from the cache now
-  const before = feed.answered.length
   feed.set(hostsFile(listed, later))
   await until(ONE_REFRESH_MS, async () => (await call(srv.url, 'GET', `/r/${link.code}`)).status === 410)
   const gone = await call(srv.url, 'GET', `/r/${link.code}`)
@@ -59,7 +58,6 @@ test('a link already made to a newly listed host answers 410 within one refresh;
   assert.not.match(page.text, /<script/i)
   assert.not.ok(page.text.includes(later))
   assert.is((await call(srv.url, 'GET', `/api/v1/links/${link.code}`, { token: user.token })).body.disabled, true)
-  assert.ok(feed.answered.slice(before).includes(200))
   // Unchanged since: the next refresh is a 304, and nothing is reloaded.
   const seen = feed.answered.length
   await until(ONE_REFRESH_MS, async () => feed.answered.length > seen)
