@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { runCli } from '../helpers/cli.js'
-import { freshStore, seedInstall, type Seeded, type Store } from '../helpers/install.js'
+import { freshStore, seededExport, type Seeded, type Store } from '../helpers/install.js'
 import { freshDataDir } from '../helpers/server.js'
 import { importDatabase, readExportLines } from '../../src/admin/import.js'
 import { MAX_LINE_BYTES, TransferError } from '../../src/admin/transfer-format.js'
@@ -23,11 +23,7 @@ let seeded: Seeded
 let stream: string
 
 test.before(async () => {
-  source = await freshStore()
-  seeded = await seedInstall(source.env)
-  const r = await runCli(['export'], source.env)
-  assert.is(r.status, 0, r.stderr)
-  stream = r.stdout
+  ;({ source, seeded, stream } = await seededExport())
 })
 test.after(async () => {
   await source?.drop()

@@ -8,7 +8,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, login } from '../helpers/api.js'
 import { runCli } from '../helpers/cli.js'
-import { exportRows, freshStore, seedInstall, type Seeded, type Store } from '../helpers/install.js'
+import { exported, exportRows, freshStore, seededExport, type Seeded, type Store } from '../helpers/install.js'
 import { freshDatabase, pgUnavailable } from '../helpers/pg.js'
 import { startServer } from '../helpers/server.js'
 import { exportDatabase } from '../../src/admin/export.js'
@@ -20,20 +20,12 @@ import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js'
 
 const TMP = mkdtempSync(join(tmpdir(), 'link-service-transfer-'))
 
-async function exported(store: Store, ...args: string[]): Promise<string> {
-  const r = await runCli(['export', ...args], store.env)
-  assert.is(r.status, 0, r.stderr)
-  return r.stdout
-}
-
 let source: Store
 let seeded: Seeded
 let stream: string
 
 test.before(async () => {
-  source = await freshStore()
-  seeded = await seedInstall(source.env)
-  stream = await exported(source, '--sessions')
+  ;({ source, seeded, stream } = await seededExport('--sessions'))
 })
 test.after(async () => {
   await source?.drop()

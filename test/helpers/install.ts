@@ -70,3 +70,17 @@ export async function seedInstall(env: Record<string, string>): Promise<Seeded> 
   if (blocked.status !== 0) throw new Error(`block add failed: ${blocked.stderr}`)
   return { users, visited, quiet, deleted }
 }
+
+/** The `link-service export` stream of `store` (with `args`), checked to have succeeded. */
+export async function exported(store: Store, ...args: string[]): Promise<string> {
+  const r = await runCli(['export', ...args], store.env)
+  if (r.status !== 0) throw new Error(`export failed (${r.status}): ${r.stderr}`)
+  return r.stdout
+}
+
+/** A fresh store seeded as users would (seedInstall), and its export: the source of the transfer tests. */
+export async function seededExport(...args: string[]): Promise<{ source: Store; seeded: Seeded; stream: string }> {
+  const source = await freshStore()
+  const seeded = await seedInstall(source.env)
+  return { source, seeded, stream: await exported(source, ...args) }
+}
