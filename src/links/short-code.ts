@@ -1,7 +1,6 @@
 // Short codes: exactly 8 Base62 characters (spec §2), generated without modulo bias; the URL a
 // browser follows for one, and a route's code parameter. The API and the redirect path share it.
 import { randomFillSync } from 'node:crypto'
-import type { Ctx } from '../context.js'
 import { linkNotFound } from '../http/errors.js'
 
 export const CODE_LENGTH = 8
@@ -19,7 +18,7 @@ export const REDIRECT_PREFIX = '/r/'
 export const shortUrl = (baseUrl: string, code: string): string => `${baseUrl}${REDIRECT_PREFIX}${code}`
 
 /** A malformed code is simply not found, and never reaches the database. */
-export function codeParam(ctx: Pick<Ctx, 'param'>): string {
+export function codeParam(ctx: { readonly param: string }): string {
   if (!isShortCode(ctx.param)) throw linkNotFound()
   return ctx.param
 }
