@@ -165,14 +165,18 @@ export class ReadPools {
     return this.#checking
   }
 
-  /** Up when it answers within the wait and is less than MAX_LAG_MS behind. */
+  /** Up when it answers within the wait, streams from its primary and is less than MAX_LAG_MS behind. */
   async #check(replica: Replica): Promise<void> {
     const lag = await within(
-      replica.sql<Array<{ lag: number }>>`
-        select coalesce(case when not pg_is_in_recovery() or pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() then 0
-          else extract(epoch from now() - pg_last_xact_replay_timestamp()) end, 0)::float8 as lag`,
+      replica.sql<Array<{ lag: number | null }>>`
+        select case
+          when not pg_is_in_recovery() then 0
+          -- No WAL receiver: cut off from its primary (a failover, say), its lag cannot be known.
+          when not exists (select from pg_stat_wal_receiver) then null
+          when pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() then 0
+          else coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()), 0) end::float8 as lag`,
       REPLICA_WAIT_MS,
-    ).then(([row]) => row!.lag, () => undefined)
+    ).then(([row]) => row!.lag ?? undefined, () => undefined)
     if (lag === undefined) replica.up = false
     else {
       replica.lagSeconds = lag

@@ -1,6 +1,7 @@
 // A cluster of its own for the tests of replicas, the pooler and failover: scripts/cluster.mjs
 // (primary, synchronous standby, read replica, PgBouncer; service nodes and HAProxy on request),
-// in a fresh folder, on TEST_CLUSTER_PORT (55400) and the ports after it. Whatever happens, the
+// in a fresh folder, on TEST_CLUSTER_PORT and the 20 ports after it (by default one of 55400,
+// 55420 ... 56180, picked by process id, so that two test runs on one machine do not collide). Whatever happens, the
 // test process takes it down when it exits.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync } from 'node:fs'
@@ -22,6 +23,25 @@ interface ClusterScript {
 }
 
 const SCRIPT = new URL('../../../scripts/cluster.mjs', import.meta.url).href
+const DRILL = new URL('../../../scripts/failover-drill.mjs', import.meta.url).href
+
+export interface DrillReport {
+  stats: Map<string, { creates: Record<string, number>; redirects: Record<string, number> }>
+  acknowledged: number
+  lost: number
+  writesBackMs: number | undefined
+  downtimeMs: number | undefined
+  slowestMs: number
+  redirectFailures: number
+  feeds: string[]
+  changeCarried: boolean
+}
+
+/** scripts/failover-drill.mjs: kills the primary under writes, promotes the standby, reports. */
+export async function failoverDrill(opts: { nodes: string[]; kill(): void; promote(): Promise<void>; newPrimaryUrl: string; clients?: number; promoteAfterMs?: number; afterMs?: number }): Promise<DrillReport> {
+  const drill = (await import(DRILL)) as { failoverDrill(o: typeof opts): Promise<DrillReport> }
+  return drill.failoverDrill(opts)
+}
 /** The test build's entry, for the nodes the cluster spawns. */
 export const TEST_SERVER = new URL('../../src/server.js', import.meta.url).pathname
 
@@ -50,6 +70,6 @@ export async function startCluster(opts: { nodes?: number; nodeEnv?: Record<stri
   }
   // down() is synchronous: on exit (a test that threw, say) it runs to the end all the same.
   process.once('exit', () => void stop())
-  const state = await script.up({ port: Number(process.env.TEST_CLUSTER_PORT ?? 55400), dir, server: TEST_SERVER, ...opts })
+  const state = await script.up({ port: Number(process.env.TEST_CLUSTER_PORT ?? 55400 + (process.pid % 40) * 20), dir, server: TEST_SERVER, ...opts })
   return { state, script, stop }
 }
