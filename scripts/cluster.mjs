@@ -91,7 +91,13 @@ export async function up({ port = 55400, dir = join(tmpdir(), 'link-service-clus
       })
       save()
     }
-    for (const url of urls.nodes) await waitFor(60_000, () => fetch(`${url}/healthz`).then((r) => r.status === 200, () => false), `${url}/healthz`)
+    for (const [i, url] of urls.nodes.entries()) {
+      await waitFor(60_000, () => fetch(`${url}/healthz`).then((r) => r.status === 200, () => false), `${url}/healthz`).catch((err) => {
+        // Its own words say why (a configuration error, most often).
+        const log = readFileSync(join(dir, `node-${i + 1}.log`), 'utf8').trim().split('\n').slice(-3).join('\n')
+        throw new Error(`${err.message}; its log ends:\n${log}`)
+      })
+    }
     if (balancer && nodes > 0) {
       writeFileSync(join(dir, 'haproxy.cfg'), haproxyConf(port, nodes))
       startProcess(state, 'haproxy', 'haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], process.env)

@@ -105,9 +105,9 @@ export class ReadPools {
   }
 
   /**
-   * Runs `read` on a replica, or on the primary when none may be used. A replica that cannot be
-   * reached or does not answer in time is skipped from now on and the read sent to the primary;
-   * so is a result `incomplete` says the replica may not know yet.
+   * Runs `read` on a replica, or on the primary when none may be used. A read the replica fails
+   * is sent to the primary (a replica that cannot be reached or does not answer in time is also
+   * skipped until its check answers); so is a result `incomplete` says it may not know yet.
    */
   async read<T>(read: (sql: Sql) => Promise<T>, incomplete: (result: T) => boolean = () => false): Promise<T> {
     const replica = this.#pick()
@@ -120,9 +120,10 @@ export class ReadPools {
         replica.reads++
         if (!incomplete(outcome.result)) return outcome.result
       } else {
-        if (!isConnectionError(outcome.err) && !(outcome.err instanceof LateRead)) throw outcome.err
+        // Any failure sends the read to the primary (a replica may not have replayed a migration
+        // yet); one that says the replica cannot be reached, or is too slow, also skips it.
         replica.failures++
-        replica.up = false
+        if (isConnectionError(outcome.err) || outcome.err instanceof LateRead) replica.up = false
       }
     }
     return this.onPrimary(read)
