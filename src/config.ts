@@ -117,7 +117,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     throw new ConfigError('DATABASE_LISTEN_URL and DATABASE_READ_URL need DATABASE_URL: the embedded database has no replicas nor pooler')
   }
   for (const [name, url] of [...databaseReadUrls.map((u) => ['DATABASE_READ_URL', u]), ['DATABASE_LISTEN_URL', databaseListenUrl]] as const) {
-    if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new ConfigError(`${name} must be postgres:// URLs (comma-separated for DATABASE_READ_URL)`)
+    if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new ConfigError(`${name} must hold postgres:// URLs: ${name === 'DATABASE_READ_URL' ? 'one or more, comma-separated' : 'one'}`)
   }
   const metricsPort = nonEmpty(env.METRICS_PORT) === undefined ? undefined : int(env, 'METRICS_PORT', 0, 0, 65_535)
   if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
