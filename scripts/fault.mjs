@@ -6,10 +6,46 @@
 //   npm run build && FAULT_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres node scripts/fault.mjs
 //
 // FAULT_REFUSE_S (10) sets how long the database refuses connections; FAULT_CLIENTS (16) the load.
+//
+// `node scripts/fault.mjs failover` runs the failover drill instead (scripts/failover-drill.mjs):
+// a cluster of its own (scripts/cluster.mjs, FAULT_CLUSTER_PORT 55500, two nodes on the
+// multi-host URL), the primary killed under writes and the standby promoted; it reports downtime
+// and acknowledged writes lost, and exits 1 when a node exited or the drill's bounds were missed.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
+
+if (process.argv[2] === 'failover') {
+  const cluster = await import('./cluster.mjs')
+  const { failoverDrill, formatReport } = await import('./failover-drill.mjs')
+  const dir = mkdtempSync(join(tmpdir(), 'link-service-failover-'))
+  process.once('exit', () => cluster.down(dir))
+  const port = Number(process.env.FAULT_CLUSTER_PORT ?? 55500)
+  const urls = cluster.layout(port)
+  const state = await cluster.up({ port, dir, nodes: 2, nodeEnv: { DATABASE_URL: urls.failover, DATABASE_LISTEN_URL: '', DATABASE_PREPARE: 'on', ACCESS_LOG: 'off', LINK_CREATE_PER_MINUTE: '100000' } })
+  const report = await failoverDrill({
+    nodes: state.urls.nodes,
+    kill: () => cluster.stopPrimary(state),
+    promote: () => cluster.promoteStandby(state),
+    newPrimaryUrl: state.urls.standby,
+    clients: Number(process.env.FAULT_CLIENTS ?? 8),
+  })
+  const alive = state.pids.slice(0, 2).map((pid) => {
+    try {
+      return process.kill(pid, 0)
+    } catch {
+      return false
+    }
+  })
+  console.log(formatReport(report))
+  console.log(`nodes still running: ${alive.filter(Boolean).length} of ${alive.length}`)
+  const ok = report.lost === 0 && report.writesBackMs !== undefined && report.writesBackMs <= 15_000 && alive.every(Boolean) && report.redirectFailures === 0 && report.changeCarried
+  process.exit(ok ? 0 : 1)
+}
 
 const adminUrl = process.env.FAULT_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const refuseSeconds = Number(process.env.FAULT_REFUSE_S ?? 10)

@@ -1,14 +1,23 @@
 // Cross-node cache invalidation: LISTEN for changed links and ended sessions, and what the caches
 // do while that connection is down (docs/decisions.md, "Surviving the database going away").
+//
+// The feed proves itself: it notifies itself through the main pool (the way every link write's
+// notice travels) and counts itself up only while that notice comes back to its LISTEN
+// connection. A pooler in transaction mode keeps LISTEN on no session and drops the notices
+// (pgbouncer/pgbouncer#655); a connection that died without a reset, or a listener left on a
+// former primary, gets none either. Each shows as a feed that is down, never as a silent one.
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { SessionCache } from './auth/session-cache.js'
-import { FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL } from './db/channels.js'
+import { FEED_PROBE_CHANNEL, FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL } from './db/channels.js'
+import type { Sql } from './db/types.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { Logger } from './log.js'
-import { succeedsWithin } from './time-limit.js'
 
-const HEARTBEAT_MS = 2_000
+/** A probe is sent this long after the last one came back. */
+const PROBE_EVERY_MS = 2_000
+/** A probe not back within this counts as a loss: a NOTIFY round trip takes milliseconds. */
+const PROBE_WAIT_MS = 3_000
 const MAX_BACKOFF_MS = 5_000
 
 export class LinkChangeFeed {
@@ -18,15 +27,27 @@ export class LinkChangeFeed {
   #listening = false
   #stopped = false
   #backoffMs = 100
-  #heartbeat: NodeJS.Timeout | undefined
+  #probeTimer: NodeJS.Timeout | undefined
   #retry: NodeJS.Timeout | undefined
+  #probes = 0
+  /** the probe awaited: its payload, and what to call when it comes back */
+  #awaited: { payload: string; arrived: () => void } | undefined
+  /** times the feed was found down since start (a metric) */
+  losses = 0
 
+  /**
+   * `listenUrl`: a direct connection (DATABASE_LISTEN_URL, or DATABASE_URL without a pooler);
+   * `sql`: the main pool, through which the probes are sent.
+   */
   constructor(
-    url: string,
+    listenUrl: string,
+    readonly sql: Sql,
     readonly cache: RedirectCache,
     readonly sessions: SessionCache,
     readonly log: Logger,
     readonly staleMs: number = 0,
+    /** told of each changed code, or FLUSH_ALL (read replicas then ask the primary for a while) */
+    readonly changed: (code: string) => void = () => {},
   ) {
     // onnotify is a real postgres.js option (the one its own listen() uses) but is not typed.
     const options = {
@@ -34,52 +55,81 @@ export class LinkChangeFeed {
       idle_timeout: 0,
       max_lifetime: 0,
       fetch_types: false,
+      prepare: false,
       connect_timeout: 5,
       onnotice: () => {},
       connection: { application_name: this.applicationName },
       onnotify: (channel: string, payload: string) => {
         if (channel === LINK_CHANNEL) {
+          changed(payload)
           if (payload === FLUSH_ALL) cache.clear()
           else cache.invalidate(payload)
         }
         else if (channel === SESSION_CHANNEL) sessions.forgetUser(payload)
+        else if (channel === FEED_PROBE_CHANNEL && payload === this.#awaited?.payload) this.#awaited.arrived()
       },
       onclose: () => this.#lost('connection closed'),
     }
-    this.#sql = postgres(url, options)
+    this.#sql = postgres(listenUrl, options)
   }
 
   get listening(): boolean {
     return this.#listening
   }
 
-  /** Resolves once listening (or throws); later losses are retried in the background. */
+  /**
+   * Resolves once LISTEN is sent (or throws: the database cannot be reached). Up once the first
+   * probe is back; a probe that is not, and later losses, are retried in the background.
+   */
   async start(): Promise<void> {
     this.cache.setEnabled(false)
     this.sessions.setEnabled(false)
-    await this.#listen()
-    this.#heartbeat = setInterval(() => void this.#check(), HEARTBEAT_MS).unref()
+    await this.#subscribe()
+    await this.#proveAndResume().catch((err: unknown) => this.#lost(reason(err)))
   }
 
-  async #listen(): Promise<void> {
+  async #subscribe(): Promise<void> {
     await this.#sql`listen ${this.#sql(LINK_CHANNEL)}`
     await this.#sql`listen ${this.#sql(SESSION_CHANNEL)}`
+    await this.#sql`listen ${this.#sql(FEED_PROBE_CHANNEL)}`
+  }
+
+  async #proveAndResume(): Promise<void> {
+    await this.#probe()
     this.#listening = true
     this.#backoffMs = 100
     // Anything may have changed while we were not listening: what the cache held is read again
     // before it is answered, and answered only when that read fails (RedirectCache.resume).
     this.cache.resume()
     this.sessions.setEnabled(true)
+    this.#scheduleProbe()
   }
 
-  /**
-   * A connection can die without closing (a network that drops packets sends no RST): then
-   * notifications stop and nothing says so. A heartbeat that fails, or gets no answer within
-   * its interval, counts as a loss.
-   */
-  async #check(): Promise<void> {
-    if (!this.#listening) return
-    if (!(await succeedsWithin(this.#sql`select 1`, HEARTBEAT_MS))) this.#lost('heartbeat failed or unanswered')
+  /** Notifies itself through the main pool; rejects when the notice is not back in time. */
+  async #probe(): Promise<void> {
+    const payload = `${this.applicationName}:${++this.#probes}`
+    let timer: NodeJS.Timeout | undefined
+    const back = new Promise<void>((resolve, reject) => {
+      this.#awaited = { payload, arrived: resolve }
+      timer = setTimeout(() => reject(new Error(`its own notice was not back within ${PROBE_WAIT_MS} ms (behind a pooler in transaction mode, set DATABASE_LISTEN_URL to a direct connection)`)), PROBE_WAIT_MS)
+    })
+    try {
+      await Promise.all([back, this.sql`select pg_notify(${FEED_PROBE_CHANNEL}, ${payload})`])
+    } finally {
+      clearTimeout(timer)
+      this.#awaited = undefined
+    }
+  }
+
+  #scheduleProbe(): void {
+    clearTimeout(this.#probeTimer)
+    this.#probeTimer = setTimeout(() => {
+      if (!this.#listening || this.#stopped) return
+      this.#probe().then(
+        () => this.#scheduleProbe(),
+        (err: unknown) => this.#lost(reason(err)),
+      )
+    }, PROBE_EVERY_MS).unref()
   }
 
   #lost(why: string): void {
@@ -87,20 +137,26 @@ export class LinkChangeFeed {
     this.cache.hold(this.staleMs)
     this.sessions.setEnabled(false)
     if (!this.#listening && this.#retry !== undefined) return
+    if (this.#listening || this.losses === 0) {
+      this.losses++
+      this.log.warn('link change feed down; cached redirects served for a bounded time, nothing new cached', { why, stale_ms: this.staleMs })
+    }
     this.#listening = false
-    this.log.warn('link change feed lost; cached redirects served for a bounded time, nothing new cached', { why, stale_ms: this.staleMs })
+    clearTimeout(this.#probeTimer)
     this.#scheduleRetry()
   }
 
+  /** LISTEN again (a new connection, if the old one closed) and probe; until both succeed, with backoff. */
   #scheduleRetry(): void {
     clearTimeout(this.#retry)
     this.#retry = setTimeout(() => {
-      this.#listen().then(
+      this.#subscribe().then(() => this.#proveAndResume()).then(
         () => {
           this.#retry = undefined
           this.log.info('link change feed back; cached redirects are read again before use')
         },
         () => {
+          if (this.#stopped) return
           this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs * 2)
           this.#scheduleRetry()
         },
@@ -110,8 +166,10 @@ export class LinkChangeFeed {
 
   async stop(): Promise<void> {
     this.#stopped = true
-    clearInterval(this.#heartbeat)
+    clearTimeout(this.#probeTimer)
     clearTimeout(this.#retry)
     await this.#sql.end({ timeout: 1 })
   }
 }
+
+const reason = (err: unknown) => (err instanceof Error ? err.message : String(err))

@@ -12,6 +12,12 @@ export interface Config {
   host: string
   port: number
   databaseUrl: string | undefined
+  /** a direct connection for the change feed's LISTEN, when DATABASE_URL goes through a pooler */
+  databaseListenUrl: string | undefined
+  /** read replicas for the reads that tolerate lag (statistics, redirect misses); may be empty */
+  databaseReadUrls: readonly string[]
+  /** named prepared statements (off behind a pooler in transaction mode that does not keep them) */
+  databasePrepare: boolean
   dataDir: string
   /** undefined: derived from the listening port once it is known */
   baseUrl: string | undefined
@@ -103,6 +109,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (appUrl !== undefined && ownBase !== undefined && isSameRoot(appUrl, ownBase)) {
     throw new ConfigError(`APP_URL (${appUrl}) must not be the service's own root (${ownBase}): GET / would redirect to itself`)
   }
+  const databaseListenUrl = nonEmpty(env.DATABASE_LISTEN_URL)
+  const databaseReadUrls = (env.DATABASE_READ_URL ?? '')
+    // A comma starts a new URL only before "postgres://": a multi-host URL has commas of its own.
+    .split(/,(?=\s*postgres(?:ql)?:\/\/)/).map((u) => u.trim()).filter((u) => u !== '')
+  if (databaseUrl === undefined && (databaseListenUrl !== undefined || databaseReadUrls.length > 0)) {
+    throw new ConfigError('DATABASE_LISTEN_URL and DATABASE_READ_URL need DATABASE_URL: the embedded database has no replicas nor pooler')
+  }
+  for (const [name, url] of [...databaseReadUrls.map((u) => ['DATABASE_READ_URL', u]), ['DATABASE_LISTEN_URL', databaseListenUrl]] as const) {
+    if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new ConfigError(`${name} must hold postgres:// URLs: ${name === 'DATABASE_READ_URL' ? 'one or more, comma-separated' : 'one'}`)
+  }
   const metricsPort = nonEmpty(env.METRICS_PORT) === undefined ? undefined : int(env, 'METRICS_PORT', 0, 0, 65_535)
   if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
     throw new ConfigError('METRICS_PORT must differ from PORT: metrics are never served on the public port')
@@ -111,6 +127,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port,
     databaseUrl,
+    databaseListenUrl,
+    databaseReadUrls: Object.freeze(databaseReadUrls),
+    databasePrepare: oneOf(env, 'DATABASE_PREPARE', ['on', 'off'] as const, 'on') === 'on',
     dataDir: resolve(nonEmpty(env.DATA_DIR) ?? './data'),
     baseUrl,
     appUrl,

@@ -4,6 +4,7 @@ import type { SessionCache } from './auth/session-cache.js'
 import type { Session } from './auth/sessions.js'
 import type { Config } from './config.js'
 import type { Circuit } from './db/circuit.js'
+import type { ReadPools } from './db/read-pools.js'
 import type { Sql } from './db/types.js'
 import type { Reply } from './http/reply.js'
 import type { LocationLoader } from './links/location-loader.js'
@@ -28,6 +29,8 @@ export interface Deps {
   cache: RedirectCache
   /** sessions checked lately, so that most authenticated requests need no read of their own */
   sessions: SessionCache
+  /** reads that tolerate replication lag: on a replica of DATABASE_READ_URL, else on the primary */
+  reads: ReadPools
   /** cache misses of the redirect path, batched per event-loop turn */
   locations: LocationLoader
   visits: VisitCounter

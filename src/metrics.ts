@@ -40,6 +40,10 @@ export interface Gauges {
   visitsWaiting(): number
   hashes(): { running: number; waiting: number }
   database(): { poolMax: number; waiting: number; statements: number }
+  /** the primary and each read replica: lag-tolerant reads sent to each, and its state */
+  reads(): Array<{ name: string; up: boolean; lagSeconds: number; reads: number; failures: number }>
+  /** the change feed (undefined on the embedded database, which has none) */
+  feed(): { up: boolean; losses: number } | undefined
   /** read from the database when scraped: the same for every node */
   shared(): Promise<{ sources: Array<{ name: string; entries: number; invalid_lines: number; failures: number }>; reportsOpen: number }>
 }
@@ -126,6 +130,34 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
   gauge('password_hashes_waiting', 'Password hashes waiting for a KDF thread.', () => gauges.hashes().waiting)
   gauge('db_pool_max_connections', 'Connections the database pool may open.', () => gauges.database().poolMax)
   gauge('db_requests_waiting', 'Requests waiting on the database now.', () => gauges.database().waiting)
+  type Pool = ReturnType<Gauges['reads']>[number]
+  const poolGauge = (name: string, help: string, read: (p: Pool) => number) =>
+    new client.Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        for (const p of gauges.reads()) this.set({ pool: p.name }, read(p))
+      },
+    })
+  const poolTotal = (name: string, help: string, read: (p: Pool) => number) =>
+    new client.Counter({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        this.reset()
+        for (const p of gauges.reads()) this.inc({ pool: p.name }, read(p))
+      },
+    })
+  poolGauge('db_read_pool_up', 'Whether a pool takes lag-tolerant reads (DATABASE_READ_URL): a replica that answers and is less than 30 s behind; the primary always.', (p) => Number(p.up))
+  poolGauge('db_read_pool_lag_seconds', 'How far a read replica was behind the primary at its last check (0 for the primary).', (p) => p.lagSeconds)
+  poolTotal('db_reads_total', 'Lag-tolerant reads (statistics, redirect misses) answered by each pool; the primary counts those no replica could take or knew.', (p) => p.reads)
+  poolTotal('db_read_failures_total', 'Reads a replica failed or did not answer in time (each then sent to the primary, and the replica skipped until it answers).', (p) => p.failures)
+  gauge('change_feed_up', 'Whether the change feed is up: its own notice came back within seconds (1), or it is down (0); 1 on the embedded database, which needs none.', () => Number(gauges.feed()?.up ?? 1))
+  total('change_feed_losses_total', 'Times the change feed was found down (closed, or its own notice not back in time).', () => gauges.feed()?.losses ?? 0)
   total('db_statements_total', 'Statements sent to the database (each a round trip, or part of a transaction of them).', () => gauges.database().statements)
 
   const feedRefreshes = new client.Counter({

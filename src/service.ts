@@ -14,6 +14,8 @@ import { listSources } from './blocklist/queries.js'
 import { startRefreshJob, type RefreshJob } from './blocklist/refresh.js'
 import { Circuit } from './db/circuit.js'
 import { openDatabase } from './db/open.js'
+import { FLUSH_ALL } from './db/channels.js'
+import { ReadPools } from './db/read-pools.js'
 import type { Database, Sql } from './db/types.js'
 import { WriteHealth } from './health.js'
 import { LinkChangeFeed } from './change-feed.js'
@@ -68,7 +70,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
   const db = await openDatabase(config.databaseUrl, config.dataDir, config.dbTimeoutMs, () => {
     metrics.poolReplaced()
     log.warn('database pool stopped answering while the database answers; replaced it')
-  })
+  }, config.databasePrepare)
   // What start-up sets going, with how to stop it: stopped in reverse by close(), and also if a
   // later step of start-up fails (a port in use, say), so the database and the embedded one's
   // lock are not left open.
@@ -92,7 +94,11 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const sessions = new SessionCache(config.sessionCacheMs)
     // Several nodes may share a real database: they learn of each other's link writes by NOTIFY,
     // and share the rate limit's buckets. The embedded database has one process only.
-    const feed = db.url === undefined ? undefined : new LinkChangeFeed(db.url, cache, sessions, log, config.cacheStaleMs)
+    // Lag-tolerant reads go to the replicas of DATABASE_READ_URL (none: to the primary).
+    const reads = new ReadPools(db.sql, config.databaseReadUrls, { prepare: config.databasePrepare, connectTimeoutSeconds: 2 })
+    started.push(() => reads.close())
+    const linkChanged = (code: string) => (code === FLUSH_ALL ? reads.changedAll() : reads.changed(code))
+    const feed = db.url === undefined ? undefined : new LinkChangeFeed(config.databaseListenUrl ?? db.url, db.sql, cache, sessions, log, config.cacheStaleMs, linkChanged)
     if (feed !== undefined) {
       started.push(() => feed.stop())
       await feed.start()
@@ -113,6 +119,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         visitsWaiting: () => visits.waiting,
         hashes: () => ({ running: passwords.pool.running, waiting: passwords.pool.waiting }),
         database: () => ({ poolMax: db.poolMax, waiting: Deadline.waiting, statements: db.statements() }),
+        reads: () => reads.stats(),
+        feed: () => (feed === undefined ? undefined : { up: feed.listening, losses: feed.losses }),
         shared: () => readSharedGauges(db.sql),
       }))
     }
@@ -151,7 +159,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       limiter,
       cache,
       sessions,
-      locations: new LocationLoader(db.sql, circuit),
+      locations: new LocationLoader(db.sql, circuit, reads),
+      reads,
       circuit,
       visits,
       writes,
@@ -162,7 +171,10 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       metrics,
       appFiles,
       forgetLinks: (codes) => {
-        for (const code of codes) cache.invalidate(code)
+        for (const code of codes) {
+          cache.invalidate(code)
+          reads.changed(code)
+        }
       },
     }
     const app = createApp(deps)

@@ -8,3 +8,5 @@ export const FLUSH_ALL = '*'
 export const SESSION_CHANNEL = 'session_ended'
 /** A webhook delivery was queued: wake the deliverers (sent by a trigger, sql/0013_webhooks.sql); no payload. */
 export const WEBHOOK_CHANNEL = 'webhook_pending'
+/** Each node's change feed notifies itself here to prove notices reach it (src/change-feed.ts); the payload names the node and the probe. */
+export const FEED_PROBE_CHANNEL = 'link_service_feed_probe'

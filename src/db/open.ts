@@ -24,6 +24,8 @@ export async function openDatabase(
   dataDir: string,
   timeoutMs = 5_000,
   onPoolReplaced: () => void = () => {},
+  /** DATABASE_PREPARE: off behind a pooler in transaction mode that keeps no prepared statements (docs/scale.md) */
+  prepare = true,
 ): Promise<Database> {
   let statements = 0
   const count = { debug: () => void statements++ }
@@ -33,6 +35,7 @@ export async function openDatabase(
       ...count,
       connection: { ...common.connection, idle_in_transaction_session_timeout: timeoutMs },
       max: POOL_MAX,
+      prepare,
       idle_timeout: 60,
       // A refused or silent server fails the waiting queries instead of queueing them for long.
       connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),

@@ -2,6 +2,7 @@
 // statement per miss costs the database more than the look-ups themselves, and a burst of misses
 // for one code (after a cache clear) becomes a single read.
 import type { Circuit } from '../db/circuit.js'
+import type { ReadPools } from '../db/read-pools.js'
 import { isConnectionLost } from '../db/errors.js'
 import { serviceUnavailable } from '../http/errors.js'
 import type { Sql } from '../db/types.js'
@@ -26,6 +27,8 @@ export class LocationLoader {
   constructor(
     readonly sql: Sql,
     readonly circuit?: Circuit,
+    /** read replicas (DATABASE_READ_URL): asked first, the primary for what they do not know */
+    readonly reads?: ReadPools,
   ) {}
 
   /** The target of a live code, or undefined. Joins a batch that has not been sent yet. */
@@ -51,8 +54,7 @@ export class LocationLoader {
     const batch = this.#pending
     this.#pending = new Map()
     const codes = [...batch.keys()]
-    // A read that met a killed connection is sent once more: the pool opens a fresh one.
-    findLocations(this.sql, codes).catch((err: unknown) => (isConnectionLost(err) ? findLocations(this.sql, codes) : Promise.reject(err))).then(
+    this.#find(codes).then(
       (rows) => {
         this.circuit?.succeeded()
         const found = new Map(rows.map((r) => [r.code, { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, disabled: r.disabled }]))
@@ -63,5 +65,19 @@ export class LocationLoader {
         for (const waiters of batch.values()) for (const w of waiters) w.reject(err)
       },
     )
+  }
+
+  /** On a replica what it may answer; on the primary the rest, and what the replica did not know (it may lag). */
+  async #find(codes: string[]) {
+    const reads = this.reads
+    const onReplica = reads?.replicated === true ? codes.filter((code) => reads.replicaMay(code)) : []
+    const rows = onReplica.length === 0 ? [] : await reads!.read((sql) => findLocations(sql, onReplica))
+    const found = new Set(rows.map((r) => r.code))
+    const rest = rows.length === 0 ? codes : codes.filter((code) => !found.has(code))
+    if (rest.length === 0) return rows
+    // A read that met a killed connection is sent once more: the pool opens a fresh one.
+    const onPrimary = () => (reads === undefined ? findLocations(this.sql, rest) : reads.onPrimary((sql) => findLocations(sql, rest)))
+    const more = await onPrimary().catch((err: unknown) => (isConnectionLost(err) ? onPrimary() : Promise.reject(err)))
+    return rows.length === 0 ? more : [...rows, ...more]
   }
 }

@@ -12,7 +12,7 @@ import { readStats, type DimCount } from './stats-queries.js'
 import { dateOf } from './visits.js'
 
 /** What these routes may touch. */
-type StatsCtx = Ctx<'sql'>
+type StatsCtx = Ctx<'sql' | 'reads'>
 
 export const MAX_STATS_DAYS = 400
 const DEFAULT_DAYS = 30
@@ -50,7 +50,8 @@ export async function getStats(ctx: StatsCtx): Promise<Reply> {
   const range = parseRange(q, Date.now())
   const code = codeParam(ctx)
   const [from, to] = [dateOf(range.from), dateOf(range.to)]
-  const stored = await readStats(ctx.deps.sql, session.userId, code, from, to)
+  // Counts may lag on a replica; a link it does not know yet is asked of the primary.
+  const stored = await ctx.deps.reads.read((sql) => readStats(sql, session.userId, code, from, to), (found) => found === undefined)
   if (stored === undefined) throw linkNotFound()
   const byDay = new Map(stored.days.map((d) => [d.day, d]))
   const dimsByDay = new Map<string, DimCount[]>()

@@ -127,7 +127,7 @@ if (process.env.DATABASE_URL === undefined) {
   test.run()
 
   // A lost notification can never leave a stale redirect behind — also when the
-  // listening connection dies silently (no RST), which only the unanswered heartbeat reveals.
+  // listening connection dies silently (no RST), which only its own notice not coming back reveals.
   const silent = suite<{ a: TestServer; c: TestServer; relay: Relay; user: User }>('a node whose database goes silent')
 
   silent.before(async (ctx) => {
@@ -142,7 +142,7 @@ if (process.env.DATABASE_URL === undefined) {
     await ctx.relay.cut()
   })
 
-  silent('a silent listener turns the cache off within two heartbeats; when it answers again, redirects are fresh', async ({ a, c, relay, user }) => {
+  silent('a silent listener turns the cache off within one probe; when it answers again, redirects are fresh', async ({ a, c, relay, user }) => {
     const link = await newLink(a.url, user.token, 'https://before.example/')
     await feedSettled(c)
     assert.is(await locationOn(c, link.code), 'https://before.example/')
