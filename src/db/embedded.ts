@@ -72,15 +72,29 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
 const ENGINE_SETTINGS = ['shared_buffers=16MB', 'max_connections=5'].flatMap((setting) => ['-c', setting])
 
 /**
- * V8 compiles PostgreSQL's WebAssembly with its baseline compiler only: its optimising tier
- * keeps a second copy of the hot code, about 50 to 100 MB here, for a speed that a service
- * waiting on its socket and its files barely sees (docs/decisions.md has the figures). A
- * WebAssembly flag on the command line (`node --no-liftoff-only ...`) wins. Flags are read when
- * a module compiles, so this must run before PGlite's is compiled.
+ * V8 compiles PostgreSQL's WebAssembly with its baseline compiler only: its optimising tier keeps
+ * a second copy of the hot code, hundreds of MB after the migrations of a fresh directory, for a
+ * speed that a service waiting on its socket and its files barely sees (docs/decisions.md has
+ * the figures). A WebAssembly flag on node's command line (`node --no-liftoff-only ...`) wins.
  */
+export const WASM_FLAG = '--liftoff-only'
+export const wasmFlagGiven = (execArgv: readonly string[]): boolean => execArgv.some((arg) => /liftoff|wasm/.test(arg))
+
+/** Node 20 reads the flag when a module compiles, so it is set before PGlite's is; later lines
+ *  read it only at start, so server.ts starts the process again with it (restartWithWasmFlag). */
 function baselineWasmOnly(): void {
-  if (process.execArgv.some((arg) => /liftoff|wasm/.test(arg))) return
-  setFlagsFromString('--liftoff-only')
+  if (!wasmFlagGiven(process.execArgv)) setFlagsFromString(WASM_FLAG)
+}
+
+/**
+ * The service's process, started again in place (the same pid) with WASM_FLAG, where Node can
+ * (process.execve, Node 22.15 and later); it returns only where it cannot. Only for a process
+ * that is the service alone (server.ts), before it has opened anything.
+ */
+export function restartWithWasmFlag(): void {
+  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve
+  if (execve === undefined || wasmFlagGiven(process.execArgv)) return
+  execve(process.execPath, [process.execPath, WASM_FLAG, ...process.execArgv, ...process.argv.slice(1)], process.env)
 }
 
 /**
