@@ -25,15 +25,17 @@ export interface VisitBatch {
 
 /**
  * Writes a flush in one transaction, once. `ids` name the batches it carries; each is recorded in
- * visit_flushes in the same transaction, and `rowsFor` gets those recorded now (a batch whose id
- * is already there was written by an earlier attempt whose outcome we did not hear). `committing`
- * is called once every statement is done: from then on a failure may have come after the COMMIT.
+ * visit_flushes in the same transaction, and `chunksFor` gets those recorded now (a batch whose id
+ * is already there was written by an earlier attempt whose outcome we did not hear) and gives the
+ * rows a chunk of links at a time: each chunk is built while the one before is written, so the
+ * event loop turns between them however many links a flush carries. `committing` is called once
+ * every statement is done: from then on a failure may have come after the COMMIT.
  */
-export function writeVisitFlush(sql: Sql, ids: string[], rowsFor: (fresh: ReadonlySet<string>) => VisitBatch, committing: () => void): Promise<void> {
+export function writeVisitFlush(sql: Sql, ids: string[], chunksFor: (fresh: ReadonlySet<string>) => Iterable<VisitBatch>, committing: () => void): Promise<void> {
   return sql.begin(async (tx) => {
     const recorded = await tx<{ id: string }[]>`
       insert into visit_flushes (id) select unnest(${ids}::uuid[]) on conflict do nothing returning id::text as id`
-    await writeVisitBatch(tx, rowsFor(new Set(recorded.map((r) => r.id))))
+    for (const rows of chunksFor(new Set(recorded.map((r) => r.id)))) await writeVisitBatch(tx, rows)
     committing()
   })
 }
