@@ -15,7 +15,7 @@ import { median, runWrk, sleep } from './lib.mjs'
 import { start, stop } from './processes.mjs'
 
 const ROUNDS = Number(process.argv[2] ?? 3)
-const SIZES = [0, 1_000, 10_000, 100_000]
+const SIZES = process.env.BENCH_FLUSH_SIZES?.split(',').map(Number) ?? [0, 1_000, 10_000, 100_000]
 const PROBE_SECONDS = 10
 const HOT = 50
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -53,7 +53,7 @@ try {
   }
 
   for (let round = 1; round <= ROUNDS; round++) {
-    const ceiling = await start('ceiling', { kind: 'ceiling', links: join(tmp, 'all') }, { tmp, database })
+    const ceiling = await start(`ceiling, round ${round}`, { kind: 'ceiling', links: join(tmp, 'all') }, { tmp, database })
     results.ceiling.push(await probe(ceiling.url))
     await stop(ceiling, say)
     for (const n of SIZES) {
