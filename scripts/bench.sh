@@ -4,7 +4,7 @@
 # newer. Writes docs/performance.md. Options (env): BENCH_SECONDS (10, max 15), BENCH_ROUNDS (3),
 # BENCH_LARGE=1 (adds the 1M-link set), BENCH_DATABASE_URL (an empty database to use) or
 # BENCH_ADMIN_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres: a fresh bench_* database is
-# created and dropped), BENCH_ARGON2_MEMORY_KIB, BENCH_ARGON2_ITERATIONS, BENCH_ONLY=logins or stats (the login
+# created and dropped), BENCH_ARGON2_MEMORY_KIB, BENCH_ARGON2_ITERATIONS, BENCH_HUGE=1 (the 10M-link data set, scripts/bench/huge.mjs), BENCH_ONLY=logins or stats (the login
 # points, or the visit statistics' points, only; docs/performance.md is left alone), BENCH_ACCESS_LOG (default: the service's, all), BENCH_KEEP=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,4 +38,7 @@ else
   echo "bench: dist/ is up to date with src/: not building"
 fi
 
+# BENCH_HUGE=1: the data set of record size instead (scripts/bench/huge.mjs: 10M links, 400 days
+# of statistics for 100k of them, generated in PostgreSQL; BENCH_HUGE_LINKS etc. scale it down).
+if [ "${BENCH_HUGE:-}" = 1 ]; then exec node scripts/bench/huge.mjs; fi
 exec node scripts/bench/run.mjs

@@ -46,6 +46,8 @@ export interface Config {
   argon2: Readonly<Argon2Params>
   /** worker threads that compute password hashes */
   kdfThreads: number
+  /** the KDF threads stop after this long without a hash, and start again on the next */
+  kdfIdleMs: number
   shutdownTimeoutMs: number
   /** time limit of one request's database work; past it, 503 */
   dbTimeoutMs: number
@@ -151,6 +153,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }),
     // Every core, shared by the processes of this node (docs/decisions.md: why not one fewer, nor a lower priority).
     kdfThreads: int(env, 'KDF_THREADS', Math.max(1, Math.floor(availableParallelism() / workers)), 1, 64),
+    kdfIdleMs: int(env, 'KDF_IDLE_MS', 60_000, 100, 86_400_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     dbTimeoutMs: int(env, 'DB_TIMEOUT_MS', 5_000, 100, 60_000),
     cacheStaleMs: int(env, 'CACHE_STALE_MS', 30_000, 0, 3_600_000),

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { restartWithWasmFlag } from './db/embedded.js'
 import { MIGRATIONS_DIR } from './db/migrate.js'
 import { createLogger, type Logger } from './log.js'
 import { clusterScrape, startMetricsServer } from './metrics-server.js'
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
     process.stderr.write(`configuration error: ${err.message}\n`)
     process.exit(78) // EX_CONFIG: systemd's RestartPreventExitStatus can stop retrying it
   }
+  // The embedded engine's V8 flag, where only a start can set it (db/embedded.ts); returns only if it cannot.
+  if (config.databaseUrl === undefined) restartWithWasmFlag()
   const log = createLogger(config.logLevel)
   if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log)
   await serve(config, log)

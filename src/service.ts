@@ -107,9 +107,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     started.push(() => limiter.close())
     const buckets: LeakyBuckets = db.url === undefined ? new MemoryLeakyBuckets() : new PostgresLeakyBuckets(db.sql)
     started.push(() => buckets.close())
-    const passwords = new Passwords(config.argon2, config.kdfThreads)
+    const passwords = new Passwords(config.argon2, config.kdfThreads, config.kdfIdleMs)
     started.push(() => passwords.close())
-    await passwords.start()
     const writes = new WriteHealth()
     const circuit = new Circuit()
     let registry: Registry | undefined

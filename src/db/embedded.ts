@@ -2,19 +2,23 @@
 // same SQL run on it as on PostgreSQL; its data directory locked against a second process
 // (docs/decisions.md, the embedded database).
 import { chmod, lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { Worker } from 'node:worker_threads'
 import postgres from 'postgres'
 import { DataDirInUse } from './errors.js'
 import type { Database } from './types.js'
 
 /** `options`: the driver options every connection shares (statement counting, notices, the name). */
 export async function openEmbedded(dataDir: string, options: Pick<postgres.Options<Record<string, never>>, 'onnotice' | 'connection' | 'debug'>, statements: () => number): Promise<Database> {
+  baselineWasmOnly()
   // Loaded only when needed: the WASM build is large and a real deployment never touches it.
   const { PGlite } = await import('@electric-sql/pglite')
-  const { NodeFS } = await import('@electric-sql/pglite/nodefs')
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
+  const { OwnerOnlyFS } = await import('./owner-only-fs.js')
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   // The engine's file system does not follow a symbolic link at its root: DATA_DIR may be one.
   dataDir = await realpath(dataDir)
@@ -25,24 +29,14 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
   // earlier release left open are closed at start.
   process.umask(0o077)
   await restrictToOwner(dataDir)
-  class OwnerOnlyFS extends NodeFS {
-    override async init(...args: Parameters<InstanceType<typeof NodeFS>['init']>) {
-      const { emscriptenOpts } = await super.init(...args)
-      const maskChmod = (mod: { FS: unknown }) => {
-        const fs = mod.FS as { doChmod: (stream: unknown, node: unknown, mode: number, dontFollow: boolean) => void }
-        const doChmod = fs.doChmod
-        fs.doChmod = (stream, node, mode, dontFollow) => doChmod.call(fs, stream, node, mode & ~0o077, dontFollow)
-      }
-      return { emscriptenOpts: { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), maskChmod] } }
-    }
-  }
   let pglite: Awaited<ReturnType<typeof PGlite.create>> | undefined
   let server: InstanceType<typeof PGLiteSocketServer>
   // mkdtemp makes a 0700 directory: only this user can reach the unauthenticated socket.
   const socketDir = await mkdtemp(join(tmpdir(), 'link-service-'))
   const socketPath = join(socketDir, '.s.PGSQL.5432')
   try {
-    pglite = await PGlite.create({ fs: new OwnerOnlyFS(dataDir) })
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) await bootstrapInWorker(dataDir)
+    pglite = await PGlite.create({ fs: new OwnerOnlyFS(dataDir), startParams: [...PGlite.defaultStartParams, ...ENGINE_SETTINGS] })
     server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 1 })
     await server.start()
   } catch (err) {
@@ -68,6 +62,54 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
       await unlock()
     },
   }
+}
+
+/**
+ * PGlite's settings for one process with one connection (docs/decisions.md, the embedded
+ * engine's memory). Its own defaults are a server's: 128 MB of shared buffers inside the WASM
+ * heap, which only grows, on top of the page cache that holds the same files anyway.
+ */
+const ENGINE_SETTINGS = ['shared_buffers=16MB', 'max_connections=5'].flatMap((setting) => ['-c', setting])
+
+/**
+ * V8 compiles PostgreSQL's WebAssembly with its baseline compiler only: its optimising tier keeps
+ * a second copy of the hot code, hundreds of MB after the migrations of a fresh directory, for a
+ * speed that a service waiting on its socket and its files barely sees (docs/decisions.md has
+ * the figures). A WebAssembly flag on node's command line (`node --no-liftoff-only ...`) wins.
+ */
+export const WASM_FLAG = '--liftoff-only'
+export const wasmFlagGiven = (execArgv: readonly string[]): boolean => execArgv.some((arg) => /liftoff|wasm/.test(arg))
+
+/** Node 20 reads the flag when a module compiles, so it is set before PGlite's is; later lines
+ *  read it only at start, so server.ts starts the process again with it (restartWithWasmFlag). */
+function baselineWasmOnly(): void {
+  if (!wasmFlagGiven(process.execArgv)) setFlagsFromString(WASM_FLAG)
+}
+
+/**
+ * The service's process, started again in place (the same pid) with WASM_FLAG, where Node can
+ * (process.execve, Node 22.15 and later); it returns only where it cannot. Only for a process
+ * that is the service alone (server.ts), before it has opened anything.
+ */
+export function restartWithWasmFlag(): void {
+  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve
+  if (execve === undefined || wasmFlagGiven(process.execArgv)) return
+  execve(process.execPath, [process.execPath, WASM_FLAG, ...process.execArgv, ...process.argv.slice(1)], process.env)
+}
+
+/**
+ * A fresh directory is initialised (initdb) in a short-lived worker thread: initdb grows its
+ * WASM heap to about 600 MB, which a heap never gives back, and the thread takes it along when
+ * it ends, where in this thread it stayed until a full collection that may not come.
+ */
+async function bootstrapInWorker(dataDir: string): Promise<void> {
+  const worker = new Worker(new URL('./embedded-bootstrap.js', import.meta.url), { workerData: { dataDir } })
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve())
+    worker.once('error', reject)
+    worker.once('exit', (code) => reject(new Error(`the embedded engine's initialisation ended with code ${code}`)))
+  })
+  await worker.terminate()
 }
 
 // The engine's file system errors are Emscripten's ErrnoError: no Error, no message, its own

@@ -2,7 +2,8 @@
 // the address is only looked up, never kept. By default the CC0 ip-location-db "geo-whois-asn-
 // country" database shipped as an npm package; GEO_DB names another file (GeoLite2-Country, which
 // operators download under MaxMind's licence) or "off". docs/decisions.md, "Visit statistics".
-import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { access, constants } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { isIP } from 'node:net'
 import { Reader, type Response } from 'mmdb-lib'
@@ -24,17 +25,37 @@ export type CountryOf = (address: string) => string
 
 const unknown: CountryOf = () => UNKNOWN_COUNTRY
 
-/** GEO_DB: undefined for the bundled database, "off", or a file. A database that cannot be read leaves every country unknown. */
+/**
+ * GEO_DB: undefined for the bundled database, "off", or a file. A database that cannot be read
+ * leaves every country unknown. The file (8 MB for the bundled one) is read at the first lookup,
+ * in the first flush with a human visit: an idle service does not hold it (issue 22).
+ */
 export async function openCountries(setting: string | undefined, log: Logger): Promise<CountryOf> {
   if (setting === 'off') return unknown
   const file = setting ?? createRequire(import.meta.url).resolve(BUNDLED)
-  let reader: Reader<CountryRecord>
-  try {
-    reader = new Reader<CountryRecord>(await readFile(file))
-  } catch (err) {
+  const cannotRead = (err: unknown): CountryOf => {
     log.warn('the country database cannot be read; countries are "unknown"', { file, err })
     return unknown
   }
+  try {
+    await access(file, constants.R_OK)
+  } catch (err) {
+    return cannotRead(err)
+  }
+  let lookup: CountryOf | undefined
+  return (address) => {
+    if (lookup === undefined) {
+      try {
+        lookup = lookupIn(new Reader<CountryRecord>(readFileSync(file)))
+      } catch (err) {
+        lookup = cannotRead(err)
+      }
+    }
+    return lookup(address)
+  }
+}
+
+function lookupIn(reader: Reader<CountryRecord>): CountryOf {
   return (address) => {
     // Node gives IPv4 peers of a dual-stack socket as IPv4-mapped IPv6, which the databases key as
     // IPv4; the tally keeps an IPv6 visitor by its /64 ("2001:db8:1:2::/64"), looked up as its first address.

@@ -1,6 +1,7 @@
 // The statistics' daily job, run by every node every 10 minutes (one at a time, by an advisory
 // lock): a UTC day that ended more than REDUCE_GRACE_MS ago has its visitor hashes reduced to a
-// count and deleted with its salt; days older than STATS_RETENTION_DAYS are deleted.
+// count and deleted with its salt; days older than STATS_RETENTION_DAYS are dropped, partitions
+// and all, and the partitions of yesterday to DAYS_AHEAD days ahead are there (sql/0016).
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import { runStatsJob } from './stats-queries.js'
@@ -9,19 +10,31 @@ import { dateOf } from './visits.js'
 const JOB_EVERY_MS = 10 * 60_000
 const FIRST_RUN_MS = 5_000
 const DAY_MS = 86_400_000
+/** The coming days' partitions exist this many days ahead: a job that cannot run for a while
+ *  (the database away) does not leave the flushes writing to the default partition. */
+const DAYS_AHEAD = 3
 /** Past a day's end, how long flushes (at most VISIT_FLUSH_MS late, plus clock skew) may still add to it. */
 export const REDUCE_GRACE_MS = 15 * 60_000
 
-/** The bounds of one run at `nowMs`: reduce days before the first, keep days from the second. */
-export function statsJobBounds(nowMs: number, retentionDays: number): { reduceBefore: string; keepFrom: string } {
+/**
+ * The bounds of one run at `nowMs`: reduce days before `reduceBefore`, keep days from `keepFrom`,
+ * and have the partitions of the days from `createFrom` (yesterday: a flush may still add to it)
+ * to `aheadTo`.
+ */
+export function statsJobBounds(nowMs: number, retentionDays: number): { reduceBefore: string; keepFrom: string; createFrom: string; aheadTo: string } {
   const today = Math.floor(nowMs / DAY_MS)
-  return { reduceBefore: dateOf(Math.floor((nowMs - REDUCE_GRACE_MS) / DAY_MS)), keepFrom: dateOf(today - retentionDays + 1) }
+  return {
+    reduceBefore: dateOf(Math.floor((nowMs - REDUCE_GRACE_MS) / DAY_MS)),
+    keepFrom: dateOf(today - retentionDays + 1),
+    createFrom: dateOf(today - 1),
+    aheadTo: dateOf(today + DAYS_AHEAD),
+  }
 }
 
 export function startStatsJob(sql: Sql, log: Logger, retentionDays: number): { stop(): void } {
   const run = () => {
-    const { reduceBefore, keepFrom } = statsJobBounds(Date.now(), retentionDays)
-    runStatsJob(sql, reduceBefore, keepFrom).catch((err: unknown) => log.warn('statistics job failed; retrying later', { err }))
+    const { reduceBefore, keepFrom, createFrom, aheadTo } = statsJobBounds(Date.now(), retentionDays)
+    runStatsJob(sql, reduceBefore, keepFrom, createFrom, aheadTo).catch((err: unknown) => log.warn('statistics job failed; retrying later', { err }))
   }
   const first = setTimeout(run, FIRST_RUN_MS).unref()
   const timer = setInterval(run, JOB_EVERY_MS).unref()

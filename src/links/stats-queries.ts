@@ -1,5 +1,6 @@
 // SQL of the visit statistics: a flush's batched write, the day's visitor salt, the daily job
-// (drop finished days' salts, rows past retention and old flush ids) and the owner's read.
+// (drop finished days' salts, the partitions of days past retention and old flush ids; create
+// the coming days' partitions) and the owner's read.
 import { randomBytes } from 'node:crypto'
 import type { Sql, Tx } from '../db/types.js'
 import { queueClicks, type Clicks } from '../webhooks/queries.js'
@@ -24,15 +25,17 @@ export interface VisitBatch {
 
 /**
  * Writes a flush in one transaction, once. `ids` name the batches it carries; each is recorded in
- * visit_flushes in the same transaction, and `rowsFor` gets those recorded now (a batch whose id
- * is already there was written by an earlier attempt whose outcome we did not hear). `committing`
- * is called once every statement is done: from then on a failure may have come after the COMMIT.
+ * visit_flushes in the same transaction, and `chunksFor` gets those recorded now (a batch whose id
+ * is already there was written by an earlier attempt whose outcome we did not hear) and gives the
+ * rows a chunk of links at a time: each chunk is built while the one before is written, so the
+ * event loop turns between them however many links a flush carries. `committing` is called once
+ * every statement is done: from then on a failure may have come after the COMMIT.
  */
-export function writeVisitFlush(sql: Sql, ids: string[], rowsFor: (fresh: ReadonlySet<string>) => VisitBatch, committing: () => void): Promise<void> {
+export function writeVisitFlush(sql: Sql, ids: string[], chunksFor: (fresh: ReadonlySet<string>) => Iterable<VisitBatch>, committing: () => void): Promise<void> {
   return sql.begin(async (tx) => {
     const recorded = await tx<{ id: string }[]>`
       insert into visit_flushes (id) select unnest(${ids}::uuid[]) on conflict do nothing returning id::text as id`
-    await writeVisitBatch(tx, rowsFor(new Set(recorded.map((r) => r.id))))
+    for (const rows of chunksFor(new Set(recorded.map((r) => r.id)))) await writeVisitBatch(tx, rows)
     committing()
   })
 }
@@ -199,20 +202,24 @@ export async function daySalt(sql: Sql, day: string): Promise<Buffer> {
 }
 
 /**
- * The daily job: days before `reduceBefore` lose their salt (no flush adds to them any more);
- * rows before `keepFrom` are deleted, and flush ids older than two days. One node at a time (the
- * others skip it). Returns false when another node was running it.
+ * The daily job: days before `reduceBefore` lose their salt (no flush adds to them any more); the
+ * statistics' partitions of days before `keepFrom` are detached and dropped, and those of the days
+ * from `keepFrom` to `aheadTo` created (sql/0016), as are those of days a row landed on without
+ * one; flush ids older than two days are deleted. One node at a time (the others skip it).
+ * Returns undefined when another node was running it, else the days dropped.
  */
-export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string): Promise<boolean> {
+export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string, createFrom: string, aheadTo: string): Promise<number | undefined> {
   return sql.begin(async (tx) => {
     const [lock] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${STATS_JOB_LOCK}) as locked`
-    if (!lock!.locked) return false
+    if (!lock!.locked) return undefined
+    // Detaching and attaching lock the statistics' tables: behind a long read, give up rather than
+    // hold every flush waiting in the line behind this job. The next run tries again.
+    await tx`set local lock_timeout = '2s'`
+    const [kept] = await tx<{ dropped: number }[]>`
+      select visit_stats_maintain(${keepFrom}::date, ${createFrom}::date, ${aheadTo}::date) as dropped`
     await tx`delete from visit_salts where day < ${reduceBefore}::date`
-    await tx`delete from visit_days where day < ${keepFrom}::date`
-    await tx`delete from visit_referrers where day < ${keepFrom}::date`
-    await tx`delete from visit_dims where day < ${keepFrom}::date`
     await tx`delete from visit_flushes where at < now() - interval '2 days'`
-    return true
+    return kept!.dropped
   })
 }
 

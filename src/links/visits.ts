@@ -16,6 +16,13 @@ import { addHash, emptySketch } from './sketch.js'
 import { daySalt, writeVisitFlush, type VisitBatch } from './stats-queries.js'
 import { DAY_MS, merged, VisitTally, type Pending, type Visitor } from './visit-tally.js'
 
+/**
+ * Links per chunk of a flush (writeVisitFlush): a chunk's rows (its visitors hashed, its
+ * breakdowns worked out) take a few milliseconds of the event loop, and the redirects waiting
+ * behind them no longer than that; a flush of 100,000 links is 200 chunks in its one transaction.
+ */
+export const FLUSH_CHUNK_LINKS = 500
+
 export interface VisitOptions {
   flushMs: number
   /** per-day statistics (VISIT_STATS); off: only each link's total */
@@ -81,8 +88,8 @@ export class VisitCounter {
     let committing = false
     try {
       const salts = await this.#salts(attempt)
-      const rowsFor = (recorded: ReadonlySet<string>) => this.#toRows(merged(attempt.filter((a) => recorded.has(a.id)).map((a) => a.batch)), salts)
-      await writeVisitFlush(this.sql, attempt.map((a) => a.id), rowsFor, () => (committing = true))
+      const chunksFor = (recorded: ReadonlySet<string>) => this.#chunks(merged(attempt.filter((a) => recorded.has(a.id)).map((a) => a.batch)), salts)
+      await writeVisitFlush(this.sql, attempt.map((a) => a.id), chunksFor, () => (committing = true))
       this.#unsure = []
       this.options.metrics?.visitFlush((performance.now() - started) / 1000)
     } catch (err) {
@@ -99,8 +106,14 @@ export class VisitCounter {
     }
   }
 
-  /** The batch as rows, in code then day order; visitors hashed under their day's salt into sketches. */
-  #toRows(batch: Map<string, Pending>, salts: ReadonlyMap<number, string>): VisitBatch {
+  /** The batch as rows, FLUSH_CHUNK_LINKS links at a time, in code order; each built only when asked for. */
+  *#chunks(batch: Map<string, Pending>, salts: ReadonlyMap<number, string>): Generator<VisitBatch> {
+    const codes = [...batch.keys()].sort() // code units, as the database's "C" collation orders them
+    for (let i = 0; i < codes.length; i += FLUSH_CHUNK_LINKS) yield this.#toRows(codes.slice(i, i + FLUSH_CHUNK_LINKS), batch, salts)
+  }
+
+  /** These links' rows, in code then day order; visitors hashed under their day's salt into sketches. */
+  #toRows(codes: readonly string[], batch: ReadonlyMap<string, Pending>, salts: ReadonlyMap<number, string>): VisitBatch {
     const rows: VisitBatch = {
       links: { codes: [], counts: [], lastAt: [] },
       days: { codes: [], days: [], humans: [], bots: [] },
@@ -108,7 +121,8 @@ export class VisitCounter {
       sketches: { codes: [], days: [], sketches: [] },
       dims: { codes: [], days: [], dims: [], values: [], visits: [] },
     }
-    for (const [code, p] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const code of codes) {
+      const p = batch.get(code)!
       rows.links.codes.push(code)
       rows.links.counts.push(p.count)
       rows.links.lastAt.push(new Date(p.lastAtMs).toISOString())

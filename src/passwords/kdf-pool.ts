@@ -5,7 +5,9 @@
 // it refuses (503 with Retry-After) only a request still waiting after MAX_WAIT_MS, one that
 // clearly would (its expected wait half as long again), or one past MAX_WAITING: then the one
 // served last goes, the newest of whoever has queued most. A request whose client hangs up leaves
-// the line at once.
+// the line at once. The threads start on first use and stop after KDF_IDLE_MS without a hash:
+// each holds a V8 isolate and the memory of its last hash (ARGON2_MEMORY_KIB), which an idle
+// service has no use for; the first hash after that pays a thread's start (docs/decisions.md).
 import { Worker } from 'node:worker_threads'
 import { ClientGone } from '../http/body.js'
 import { kdfBusy } from '../http/errors.js'
@@ -17,6 +19,8 @@ import { TwoLaneQueue, type Keys } from './fair-queue.js'
 export const MAX_WAITING = 512
 /** Within the 30 s a client is given: the wait, then the hash itself and the database. */
 export const MAX_WAIT_MS = 25_000
+/** A quiet minute: a burst of logins keeps its threads, a service left alone gives them back. */
+export const IDLE_MS = 60_000
 /** The expected wait is an estimate (at the pace of recent hashes, maybe from a busier moment):
  *  a request is refused at once only when it clearly could not make it. */
 const HOPELESS = 1.5
@@ -75,13 +79,18 @@ export class KdfPool {
   #averageMs = 0
   #nextId = 0
   #closed = false
+  #idleTimer: NodeJS.Timeout | undefined
 
   constructor(
     readonly threads: number,
     readonly maxWaiting = MAX_WAITING,
     readonly maxWaitMs = MAX_WAIT_MS,
-  ) {
-    for (let i = 0; i < threads; i++) this.#slots.push(this.#spawn())
+    readonly idleMs = IDLE_MS,
+  ) {}
+
+  /** Threads alive now: none until the first hash, and none again after idleMs without one. */
+  get alive(): number {
+    return this.#slots.length
   }
 
   get waiting(): number {
@@ -101,7 +110,7 @@ export class KdfPool {
     return new Promise<KdfResult>((resolve, reject) => {
       if (this.#closed) return reject(new ClientGone())
       const entry: Job = { job, claim, resolve, reject }
-      const free = this.#slots.find((s) => s.busy === undefined)
+      const free = this.#slots.find((s) => s.busy === undefined) ?? (this.#slots.length < this.threads ? this.#added() : undefined)
       if (free !== undefined && this.#queue.size === 0) return this.#start(free, entry)
       const client = claim.keys.client
       const ahead = this.#queue.push(claim.keys, entry, client !== undefined && this.#failing.has(client))
@@ -134,6 +143,7 @@ export class KdfPool {
   /** Stops the threads; whatever still waits is dropped (its clients are gone by now). */
   async close(): Promise<void> {
     this.#closed = true
+    clearTimeout(this.#idleTimer)
     for (let next = this.#queue.shift(); next !== undefined; next = this.#queue.shift()) {
       this.#settle(next)
       next.reject(new ClientGone())
@@ -166,6 +176,23 @@ export class KdfPool {
     entry.unsubscribe?.()
   }
 
+  /** A new thread, in the pool. */
+  #added(): Slot {
+    const slot = this.#spawn()
+    this.#slots.push(slot)
+    return slot
+  }
+
+  /** Every thread is idle: after idleMs without a hash they all stop (a new hash starts one again). */
+  #whenIdle(): void {
+    if (this.#slots.some((s) => s.busy !== undefined)) return
+    clearTimeout(this.#idleTimer)
+    this.#idleTimer = setTimeout(() => {
+      // Out of the list first: their 'exit' is then no loss to replace (#lost).
+      for (const slot of this.#slots.splice(0)) void slot.worker.terminate()
+    }, this.idleMs).unref()
+  }
+
   #spawn(): Slot {
     const slot: Slot = { worker: new Worker(WORKER_URL), id: 0, busy: undefined }
     slot.worker.unref()
@@ -189,6 +216,7 @@ export class KdfPool {
   }
 
   #start(slot: Slot, entry: Job): void {
+    clearTimeout(this.#idleTimer)
     slot.busy = entry
     slot.id = ++this.#nextId
     slot.worker.ref() // a derivation in flight keeps the process alive, as any pending I/O would
@@ -216,6 +244,7 @@ export class KdfPool {
     const entry = this.#queue.shift()
     if (entry === undefined) {
       slot.worker.unref()
+      this.#whenIdle()
       return
     }
     this.#settle(entry)

@@ -29,20 +29,21 @@ export interface Verdict {
 export class Passwords {
   readonly #pool: KdfPool
   readonly #currentCost: string
-  /** a hash of a random password at the configured cost: what an unknown user is checked against */
-  #dummy: StoredHash | undefined
+  /**
+   * What an unknown user is checked against: the configured cost, a random salt and key. No
+   * password derives that key, and none needs to: the check does a real hash's work, then fails.
+   */
+  readonly #dummy: StoredHash
 
+  /** `idleMs`: the KDF threads stop after this long without a hash (KdfPool). */
   constructor(
     readonly params: Readonly<Argon2Params>,
     threads: number,
+    idleMs?: number,
   ) {
-    this.#pool = new KdfPool(threads)
+    this.#pool = new KdfPool(threads, undefined, undefined, idleMs)
     this.#currentCost = costKey(argon2Job('', Buffer.alloc(0), params, KEY_BYTES))
-  }
-
-  /** Makes the dummy hash (which also measures what a hash costs here); verify() needs it. */
-  async start(): Promise<void> {
-    this.#dummy = parseStored(await this.hash(randomBytes(16).toString('base64url')))
+    this.#dummy = { kind: 'argon2id', ...params, salt: randomBytes(SALT_BYTES), key: randomBytes(KEY_BYTES) }
   }
 
   get pool(): KdfPool {
@@ -59,13 +60,17 @@ export class Passwords {
   async verify(password: string, stored: string | undefined, who?: Requester): Promise<Verdict> {
     const parsed = stored === undefined ? undefined : parseStored(stored)
     const target = parsed ?? this.#dummy
-    if (target === undefined) throw new Error('Passwords.verify before start()')
     const { key, ms } = await this.#pool.run(jobFor(target, password), claimOf(who))
     const ok = parsed !== undefined && timingSafeEqual(key, target.key)
     if (!ok && who !== undefined) this.#pool.demote(who.address)
     const current = isCurrent(target, this.params)
-    // A wrong password against a cheaper hash answers no sooner than one against a current hash.
-    if (!ok && !current) await sleep(Math.max(0, (this.#pool.typicalMs(this.#currentCost) ?? 0) - ms))
+    // A wrong password against a cheaper hash answers no sooner than one against a current hash:
+    // padded to the usual time of one, or, before any has run here, by running one.
+    if (!ok && !current) {
+      const typical = this.#pool.typicalMs(this.#currentCost)
+      if (typical === undefined) await this.#pool.run(jobFor(this.#dummy, password), claimOf(who))
+      else await sleep(Math.max(0, typical - ms))
+    }
     return { ok, rehash: ok && !current }
   }
 

@@ -8,6 +8,9 @@ import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../help
 import { sleep, until } from '../helpers/wait.js'
 
 const DAY_MS = 86_400_000
+/** The partitions of a statistics table (sql/0016), by name. */
+const partitions = async (sql: TestServer['service']['db']['sql'], table: string) =>
+  (await sql<{ name: string }[]>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = ${table}::regclass`).map((r) => r.name)
 const CRAWLER = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36'
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1'
@@ -221,18 +224,19 @@ test('no address, referrer URL or cookie is stored; the daily job deletes finish
   ])
   for (const secret of ['198.51.100', 's3cret', 'item?id', 'a=b', 'Chrome']) assert.not.ok(stored.includes(secret), secret)
   const tomorrow = new Date(Date.now() + DAY_MS).toISOString().slice(0, 10)
-  assert.ok(await runStatsJob(sql, tomorrow, '1970-01-01'))
+  assert.is.not(await runStatsJob(sql, tomorrow, '1970-01-01', today(), today()), undefined)
   const [after] = await sql<{ salts: number }[]>`select count(*)::int as salts from visit_salts where day < ${tomorrow}::date`
   assert.equal(after, { salts: 0 })
   assert.is(dayOf(await stats(srv, user.token, link.code), today()).uniques, 2, 'the count stays')
 })
 
-test('days past the retention are deleted by the daily job; a deleted link takes its rows along', async ({ srv, user }) => {
+test('days past the retention are deleted by the daily job, days without a partition too; a deleted link takes its rows along', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   const sql = srv.service.db.sql
   await sql`insert into visit_days (code, day, humans, bots, uniques) values (${link.code}, '2020-01-01', 3, 1, 2), (${link.code}, '2020-01-02', 5, 0, 4)`
   await sql`insert into visit_referrers (code, day, host, visits) values (${link.code}, '2020-01-01', 'direct', 4), (${link.code}, '2020-01-02', 'direct', 5)`
-  assert.ok(await runStatsJob(sql, '2020-01-01', '2020-01-02'))
+  assert.is.not(await runStatsJob(sql, '2020-01-01', '2020-01-02', '2020-01-02', '2020-01-02'), undefined)
+  assert.ok((await partitions(sql, 'visit_days')).includes('visit_days_20200102'), 'the kept day left the default partition for its own')
   const res = await stats(srv, user.token, link.code, '?from=2020-01-01&to=2020-01-02')
   assert.equal(res.body.days.map((d: { visits: number }) => d.visits), [0, 5])
   assert.equal(res.body.referrers, [{ host: 'direct', visits: 5 }])
@@ -240,6 +244,36 @@ test('days past the retention are deleted by the daily job; a deleted link takes
   const [left] = await sql<{ n: number }[]>`
     select (select count(*) from visit_days where code = ${link.code}) + (select count(*) from visit_referrers where code = ${link.code}) as n`
   assert.is(Number(left!.n), 0)
+})
+
+// Issue 22: retention drops whole days (their partitions), whatever their size, and never touches today's
+test('the daily job drops the partitions of days past STATS_RETENTION_DAYS and keeps today\'s, rows and all; the coming days\' are made ahead', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const sql = srv.service.db.sql
+  const old = dayBefore(today(), 10)
+  const ahead = dayBefore(today(), -3)
+  const compact = (day: string) => day.replaceAll('-', '')
+  await runStatsJob(sql, old, old, old, today()) // the old day's partitions, made when it was today
+  await sql`insert into visit_days (code, day, humans, bots) values (${link.code}, ${old}, 7, 0)`
+  await sql`insert into visit_referrers (code, day, host, visits) values (${link.code}, ${old}, 'direct', 7)`
+  await sql`insert into visit_dims (code, day, dim, value, visits) values (${link.code}, ${old}, 'os', 'iOS', 7)`
+  for (const table of ['visit_days', 'visit_referrers', 'visit_dims']) assert.ok((await partitions(sql, table)).includes(`${table}_${compact(old)}`), table)
+  await visit(srv, link.code, { 'user-agent': IPHONE }, '8.8.8.8')
+  await visit(srv, link.code, {}, '192.0.2.1')
+  await srv.service.deps.visits.flush()
+
+  const dropped = await runStatsJob(sql, today(), dayBefore(today(), 5), dayBefore(today(), 1), ahead)
+  assert.ok(dropped !== undefined && dropped >= 1, `dropped ${dropped}`)
+  for (const table of ['visit_days', 'visit_referrers', 'visit_dims']) {
+    const names = await partitions(sql, table)
+    assert.not.ok(names.includes(`${table}_${compact(old)}`), `${table}: the old day is gone`)
+    for (const day of [today(), ahead]) assert.ok(names.includes(`${table}_${compact(day)}`), `${table}: ${day} is there`)
+  }
+  const res = await stats(srv, user.token, link.code, `?from=${old}&to=${today()}`)
+  assert.is(dayOf(res, old).visits, 0, 'the old day’s rows went with it')
+  assert.is(dayOf(res, today()).visits, 2, 'today’s rows are kept')
+  assert.equal(res.body.referrers.map((r: { host: string }) => r.host), ['direct'])
+  assert.is((await sql<{ n: number }[]>`select count(*)::int as n from visit_days_default where code = ${link.code}`)[0]!.n, 0, 'nothing of today waits in the default partition')
 })
 
 // Device, browser, OS and country per day, from the User-Agent and the client address at the flush.

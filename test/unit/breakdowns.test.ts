@@ -1,5 +1,8 @@
 // The breakdowns' pure parts: User-Agent families (bowser), a record's country in either MMDB
 // shape, the flush's memo, and CSV cells (RFC 4180, OWASP formula escaping).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { csvCell, toCsv, wantsCsv } from '../../src/http/csv.js'
@@ -49,6 +52,25 @@ geo('the bundled database places a known range; GEO_DB=off and an unreadable fil
   assert.is((await openCountries('/nonexistent/GeoLite2-Country.mmdb', log))('8.8.8.8'), 'unknown')
   log.flush()
   assert.ok(lines.some((l) => l.includes('country database cannot be read') && l.includes('/nonexistent/GeoLite2-Country.mmdb')), lines.join('\n'))
+})
+
+// Issue 22: the file is read at the first lookup, so one that is there but damaged is found then
+geo('a GEO_DB file that is not a country database leaves every country unknown and says so at the first lookup', async () => {
+  const lines: string[] = []
+  const log = createLogger('warn', (line) => lines.push(line))
+  const dir = await mkdtemp(join(tmpdir(), 'geo-'))
+  const file = join(dir, 'damaged.mmdb')
+  await writeFile(file, 'not a MaxMind database')
+  try {
+    const countryOf = await openCountries(file, log)
+    log.flush()
+    assert.is(lines.length, 0, 'nothing read yet')
+    assert.equal(['8.8.8.8', '1.1.1.1'].map(countryOf), ['unknown', 'unknown'])
+    log.flush()
+    assert.is(lines.filter((l) => l.includes('country database cannot be read') && l.includes(file)).length, 1, lines.join('\n'))
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
 })
 
 geo('the flush counts each address’s visits under its country and keeps no address once told to forget', () => {

@@ -148,6 +148,13 @@ config('ARGON2_MEMORY_KIB, ARGON2_ITERATIONS and KDF_THREADS: defaults, ranges, 
   for (const v of ['0', '65', 'all']) throwsConfig(() => loadConfig({ KDF_THREADS: v }), /KDF_THREADS/)
 })
 
+// Issue 22: idle threads stop after a quiet minute; tests shorten it
+config('KDF_IDLE_MS: a minute by default, from 100 ms to a day', () => {
+  assert.is(loadConfig({}).kdfIdleMs, 60_000)
+  assert.is(loadConfig({ KDF_IDLE_MS: '100' }).kdfIdleMs, 100)
+  for (const v of ['99', '86400001', '1m']) throwsConfig(() => loadConfig({ KDF_IDLE_MS: v }), /KDF_IDLE_MS/)
+})
+
 // The pool is sized to the machine, shared by the processes of one node
 config('KDF_THREADS defaults to the cores divided among WORKERS, at least 1', () => {
   const cores = availableParallelism()

@@ -9,6 +9,7 @@ import { ClientGone } from '../../src/http/body.js'
 import { HttpError } from '../../src/http/errors.js'
 import { derive, type KdfJob } from '../../src/passwords/derive.js'
 import { costKey, KdfPool, MAX_WAIT_MS, MAX_WAITING, type Claim } from '../../src/passwords/kdf-pool.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const quick = (password = 'pw'): KdfJob => ({ alg: 'argon2id', password, salt: randomBytes(16), memoryKiB: 8, iterations: 1, dkLen: 32 })
 // A few hundred milliseconds on one core: long enough for a line to form behind it.
@@ -47,6 +48,32 @@ test('derives on a worker thread the same key as derive() here, and learns what 
   assert.ok(ms > 0)
   assert.is(pool.typicalMs(costKey(job)), ms)
   assert.is(pool.typicalMs(costKey(slow())), undefined)
+  await pool.close()
+})
+
+// Issue 22: an idle service holds no KDF threads (each an isolate and its last hash's memory)
+test('threads start on first use, up to `threads`, stop after idleMs without a hash, and start again for the next', async () => {
+  const pool = new KdfPool(2, undefined, undefined, 150)
+  assert.is(pool.alive, 0)
+  await pool.run(quick(), from('a'))
+  assert.is(pool.alive, 1)
+  await Promise.all([pool.run(slow(), from('a')), pool.run(quick(), from('b'))])
+  assert.is(pool.alive, 2)
+  await until(5_000, () => pool.alive === 0, { why: () => `${pool.alive} threads alive` })
+  const job = quick('after the pause')
+  const { key } = await pool.run(job, from('c'))
+  assert.ok(key.equals(Buffer.from(derive(job))))
+  assert.is(pool.alive, 1)
+  await pool.close()
+})
+
+test('a hash started before idleMs ran out keeps the threads', async () => {
+  const pool = new KdfPool(1, undefined, undefined, 2_000)
+  await pool.run(quick(), from('a'))
+  await sleep(1_500)
+  await pool.run(quick(), from('a'))
+  await sleep(1_500)
+  assert.is(pool.alive, 1, 'the second hash restarted the quiet period')
   await pool.close()
 })
 

@@ -136,9 +136,9 @@ ranges('at most 400 days, from not after to, real calendar dates only', () => {
   assert.equal(queryErrors(() => range('?from=2026-03-01&from=2026-03-02')), [['from', 'INVALID']])
 })
 
-ranges('the job reduces days that ended over 15 minutes ago and keeps STATS_RETENTION_DAYS days', () => {
-  assert.equal(statsJobBounds(Date.parse('2026-03-10T00:10:00Z'), 400), { reduceBefore: '2026-03-09', keepFrom: '2025-02-04' })
-  assert.equal(statsJobBounds(Date.parse('2026-03-10T00:20:00Z'), 1), { reduceBefore: '2026-03-10', keepFrom: '2026-03-10' })
+ranges('the job reduces days that ended over 15 minutes ago, keeps STATS_RETENTION_DAYS days and has partitions from yesterday to 3 days ahead', () => {
+  assert.equal(statsJobBounds(Date.parse('2026-03-10T00:10:00Z'), 400), { reduceBefore: '2026-03-09', keepFrom: '2025-02-04', createFrom: '2026-03-09', aheadTo: '2026-03-13' })
+  assert.equal(statsJobBounds(Date.parse('2026-03-10T00:20:00Z'), 1), { reduceBefore: '2026-03-10', keepFrom: '2026-03-10', createFrom: '2026-03-09', aheadTo: '2026-03-13' })
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert'
 import type { Sql } from '../../src/db/types.js'
 import type { Visitor } from '../../src/links/visit-tally.js'
 import { estimate, SKETCH_BYTES } from '../../src/links/sketch.js'
-import { VisitCounter } from '../../src/links/visits.js'
+import { FLUSH_CHUNK_LINKS, VisitCounter } from '../../src/links/visits.js'
 import { createLogger } from '../../src/log.js'
 import { parseTrustProxy } from '../../src/config.js'
 
@@ -15,10 +15,13 @@ interface Written {
   params: unknown[][]
 }
 
-/** A tagged-template stand-in for postgres.js: records each statement, answers salts and flush ids, can fail. */
-function fakeSql(fail = () => false): { sql: Sql; written: Written } {
+/**
+ * A tagged-template stand-in for postgres.js: records each statement, answers salts and flush ids,
+ * can fail; `overSocket`: each answer comes in a later turn of the event loop, as a database's does.
+ */
+function fakeSql(fail = () => false, overSocket = false): { sql: Sql; written: Written } {
   const written: Written = { statements: [], params: [] }
-  const tag = ((strings: TemplateStringsArray, ...params: unknown[]) => {
+  const answer = (strings: TemplateStringsArray, ...params: unknown[]) => {
     const text = strings.join('?').replace(/\s+/g, ' ').trim()
     if (text.includes('visit_salts')) return Promise.resolve([{ salt: Buffer.alloc(32, 7) }])
     // Every flush id is new to it.
@@ -31,7 +34,9 @@ function fakeSql(fail = () => false): { sql: Sql; written: Written } {
     written.statements.push(text)
     written.params.push(params)
     return Promise.resolve([])
-  }) as unknown as Sql
+  }
+  const tag = ((strings: TemplateStringsArray, ...params: unknown[]) =>
+    overSocket ? new Promise((resolve) => setImmediate(() => resolve(answer(strings, ...params)))) : answer(strings, ...params)) as unknown as Sql
   ;(tag as unknown as { begin: unknown }).begin = async (fn: (tx: Sql) => Promise<unknown>) => {
     if (fail()) throw Object.assign(new Error('connection lost'), { code: 'CONNECTION_CLOSED' })
     return fn(tag)
@@ -157,6 +162,29 @@ test('a flush writes human visits by device, browser, OS and country, in the sam
   await counter.flush()
   const [, , dims, values, visits] = paramsOf(written, 'visit_dims') as [string[], string[], string[], string[], number[]]
   assert.equal(dims.map((d, i) => `${d}=${values[i]}:${visits[i]}`), ['device=desktop:2', 'browser=Firefox:2', 'os=Linux:2', 'country=NL:1', 'country=unknown:1'])
+})
+
+// Issue 22: a flush of many links leaves the event loop free between chunks of FLUSH_CHUNK_LINKS
+test('a flush of many links is written a chunk of at most FLUSH_CHUNK_LINKS links at a time, each link once, in code order, in one transaction, the event loop turning between chunks', async () => {
+  const { sql, written } = fakeSql(undefined, true)
+  let transactions = 0
+  const begin = (sql as unknown as { begin: (fn: (tx: Sql) => Promise<unknown>) => Promise<unknown> }).begin
+  ;(sql as unknown as { begin: unknown }).begin = (fn: (tx: Sql) => Promise<unknown>) => (transactions++, begin(fn))
+  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined })
+  const total = FLUSH_CHUNK_LINKS * 2 + 1
+  const codes = Array.from({ length: total }, (_, i) => `C${String(total - i).padStart(7, '0')}`)
+  for (const code of codes) counter.record(code, request({ 'user-agent': FIREFOX }))
+  // Stamps the statement order: a callback queued behind each statement runs before the next chunk's first.
+  const turns: number[] = []
+  const stamp = setInterval(() => turns.push(written.statements.length), 0)
+  await counter.flush()
+  clearInterval(stamp)
+  const chunks = written.statements.flatMap((s, i) => (s.includes('update links set visits') ? [written.params[i]![0] as string[]] : []))
+  assert.equal(chunks.map((c) => c.length), [FLUSH_CHUNK_LINKS, FLUSH_CHUNK_LINKS, 1])
+  assert.equal(chunks.flat(), [...codes].sort())
+  assert.is(transactions, 1)
+  const chunkStarts = written.statements.flatMap((s, i) => (s.includes('update links set visits') ? [i] : []))
+  for (const start of chunkStarts.slice(1)) assert.ok(turns.some((n) => n <= start && n > chunkStarts[0]!), `a timer ran between the chunks (statements: ${turns.join(',')})`)
 })
 
 test.run()

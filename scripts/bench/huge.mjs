@@ -1,0 +1,161 @@
+// A data set of record size, generated inside PostgreSQL (generate_series, no API): LINKS links
+// across ACCOUNTS accounts, and DAYS days of statistics (a day row, 2 referrer rows and 4
+// breakdown rows a day) for the BUSY busiest links, in the day partitions of sql/0016. Then the
+// statements the service runs, timed on it (p50 and p99 over SAMPLES runs each): a cold
+// redirect's look-up (a random code of the whole set), one link's statistics over all the days,
+// an owner's list, a create, the retention job dropping one day, the export of everything
+// (time, and this process's peak RSS), and the database's size on disk.
+// Needs dist/ (npm run build) and PostgreSQL at BENCH_ADMIN_URL (default: the local server).
+// The issue's scale is the default; a smaller one proves the script:
+//   BENCH_HUGE=1 node scripts/bench/huge.mjs
+//   BENCH_HUGE_LINKS=1000000 BENCH_HUGE_ACCOUNTS=20000 BENCH_HUGE_BUSY=1000 node scripts/bench/huge.mjs
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import postgres from 'postgres'
+import { exportDatabase } from '../../dist/admin/export.js'
+import { migrate } from '../../dist/db/migrate.js'
+import { findLocations, insertLink, listLinks } from '../../dist/links/queries.js'
+import { readStats, runStatsJob } from '../../dist/links/stats-queries.js'
+import { median, runWrk } from './lib.mjs'
+import { C_THROUGHPUT, SMALL_CACHE_BYTES } from './options.mjs'
+import { start, stop } from './processes.mjs'
+
+const int = (name, fallback) => Number(process.env[name] ?? fallback)
+const LINKS = int('BENCH_HUGE_LINKS', 10_000_000)
+const ACCOUNTS = int('BENCH_HUGE_ACCOUNTS', 200_000)
+const BUSY = int('BENCH_HUGE_BUSY', 100_000)
+const DAYS = int('BENCH_HUGE_DAYS', 400)
+const SAMPLES = int('BENCH_HUGE_SAMPLES', 200)
+const ROUNDS = int('BENCH_ROUNDS', 3)
+const SECONDS = int('BENCH_SECONDS', 10)
+/** Codes the cold redirects walk: random ones of the whole set, far more than the cache holds. */
+const WALK = Math.min(LINKS, 1_000_000)
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const DAY_MS = 86_400_000
+const say = (line) => process.stdout.write(`${line}\n`)
+const code = (i) => `H${String(i).padStart(7, '0')}`
+const dayOf = (offset) => new Date(Date.now() - offset * DAY_MS).toISOString().slice(0, 10)
+const random = (n) => Math.floor(Math.random() * n)
+
+const name = `bench_huge_${randomBytes(4).toString('hex')}`
+const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
+await admin`create database ${admin(name)}`
+const url = new URL(ADMIN_URL)
+url.pathname = `/${name}`
+const sql = postgres(url.toString(), { max: 1, onnotice: () => {} })
+
+async function timed(label, fn) {
+  const t = performance.now()
+  const out = await fn()
+  say(`  ${label}: ${((performance.now() - t) / 1000).toFixed(1)} s`)
+  return out
+}
+
+async function sample(fn) {
+  const ms = []
+  for (let i = 0; i < SAMPLES; i++) {
+    const t = performance.now()
+    await fn(i)
+    ms.push(performance.now() - t)
+  }
+  ms.sort((a, b) => a - b)
+  return { p50: ms[Math.floor(ms.length * 0.5)], p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] }
+}
+
+try {
+  say(`${LINKS.toLocaleString('en')} links, ${ACCOUNTS.toLocaleString('en')} accounts, ${DAYS} days of statistics for ${BUSY.toLocaleString('en')} links (database ${name})`)
+  const t0 = performance.now()
+  await migrate(sql, fileURLToPath(new URL('../../sql/', import.meta.url)))
+  await timed('accounts', () => sql`
+    insert into users (username, display_name, password_hash)
+    select 'huge' || i, 'Huge ' || i, 'x' from generate_series(0, ${ACCOUNTS - 1}) i`)
+  // No triggers while generating (the change feed's notifications, per row): this connection only.
+  await sql`set session_replication_role = replica`
+  await timed('links', () => sql`
+    insert into links (code, user_id, url, location)
+    select 'H' || lpad(i::text, 7, '0'), u.id, 'https://www.example.org/articles/' || i, 'https://www.example.org/articles/' || i
+    from generate_series(0, ${LINKS - 1}) i
+    join (select id, (row_number() over (order by username) - 1)::int as n from users) u on u.n = i % ${ACCOUNTS}`)
+  await timed('partitions', () => sql`select visit_stats_maintain(${dayOf(DAYS - 1)}::date, ${dayOf(DAYS - 1)}::date, ${dayOf(-3)}::date)`)
+  // A day at a time: each statement fills one partition of each table.
+  await timed('statistics', async () => {
+    for (let d = 0; d < DAYS; d++) {
+      const day = dayOf(d)
+      await sql`insert into visit_days (code, day, humans, bots, uniques)
+        select 'H' || lpad(i::text, 7, '0'), ${day}::date, 20 + i % 7, 3, 12 from generate_series(0, ${BUSY - 1}) i`
+      await sql`insert into visit_referrers (code, day, host, visits)
+        select 'H' || lpad(i::text, 7, '0'), ${day}::date, h, 10 from generate_series(0, ${BUSY - 1}) i, unnest(array['direct', 'news.example.com']) h`
+      await sql`insert into visit_dims (code, day, dim, value, visits)
+        select 'H' || lpad(i::text, 7, '0'), ${day}::date, m, 'x', 20 from generate_series(0, ${BUSY - 1}) i, unnest(array['device', 'browser', 'os', 'country']) m`
+    }
+  })
+  await sql`set session_replication_role = origin`
+  await timed('vacuum analyze', () => sql`vacuum analyze`)
+  say(`generated in ${((performance.now() - t0) / 60_000).toFixed(1)} min`)
+  const [{ size }] = await sql`select pg_database_size(current_database())::bigint as size`
+  const users = (await sql`select id from users order by username limit 1000`).map((r) => r.id)
+
+  const rows = []
+  const row = (label, r) => rows.push(`| ${label} | ${r.p50.toFixed(2)} ms | ${r.p99.toFixed(2)} ms |`)
+  row(`cold redirect's look-up, a random code of ${LINKS.toLocaleString('en')}`, await sample(() => findLocations(sql, [code(random(LINKS))])))
+  const busyOwned = await sql`select code, user_id from links where code < ${code(Math.min(BUSY, 1000))} limit 1000`
+  row(`one link's statistics over ${DAYS} days`, await sample((i) => { const l = busyOwned[i % busyOwned.length]; return readStats(sql, l.user_id, l.code, dayOf(DAYS - 1), dayOf(0)) }))
+  row("an owner's list (50 links)", await sample(() => listLinks(sql, users[random(users.length)])))
+  const [creator] = await sql`insert into users (username, display_name, password_hash) values ('creator', 'Creator', 'x') returning id`
+  // Every 50 creates the account's links are deleted, outside the timing (each deletion's trigger
+  // deletes the link's statistics from every day partition).
+  const creates = []
+  for (let i = 0; i < SAMPLES; i++) {
+    if (i % 50 === 0) await sql`update links set deleted_at = now(), user_id = null, url = null, location = null where user_id = ${creator.id}`
+    const t = performance.now()
+    await insertLink(sql, creator.id, { url: `https://example.org/new/${i}`, location: `https://example.org/new/${i}`, host: 'example.org', expiresAt: null }, 50, { perMinute: 100_000, youngHours: 0 })
+    creates.push(performance.now() - t)
+  }
+  creates.sort((a, b) => a - b)
+  row('a create', { p50: creates[Math.floor(SAMPLES / 2)], p99: creates[Math.min(SAMPLES - 1, Math.floor(SAMPLES * 0.99))] })
+  // Cold redirects over the whole set: the service with a 1 MiB cache against the node:http
+  // ceiling, alternating, 64 connections, each round walking from elsewhere in the random codes.
+  const tmp = mkdtempSync(join(tmpdir(), 'bench-huge-'))
+  try {
+    const walkFile = join(tmp, 'walk')
+    writeFileSync(walkFile, `${Array.from({ length: WALK }, () => { const i = random(LINKS); return `${code(i)}\thttps://www.example.org/articles/${i}` }).join('\n')}\n`)
+    const database = { serviceEnv: { DATABASE_URL: url.toString() } }
+    const cold = { service: [], ceiling: [] }
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const kind of round % 2 ? ['ceiling', 'service'] : ['service', 'ceiling']) {
+        const spec = kind === 'service' ? { kind: 'service', env: { CACHE_MAX_BYTES: String(SMALL_CACHE_BYTES), ACCESS_LOG: 'api' } } : { kind: 'ceiling', links: walkFile }
+        const proc = await start(`${kind} ${round}`, spec, { tmp, database })
+        cold[kind].push(await runWrk({ url: proc.url, connections: C_THROUGHPUT, seconds: SECONDS, args: ['redirect', walkFile, String(random(WALK)), String(Math.floor(WALK / 2))] }))
+        await stop(proc, say)
+      }
+    }
+    const rps = (k) => median(cold[k].map((r) => r.rps))
+    const p99 = (k) => median(cold[k].map((r) => r.p99_us)) / 1000
+    rows.unshift(`| cold redirect over ${LINKS.toLocaleString('en')} links (1 MiB cache, 64 connections, ${ROUNDS} rounds): ${rps('service').toFixed(0)}/s, ${(rps('service') / rps('ceiling')).toFixed(2)}× the ceiling's ${rps('ceiling').toFixed(0)}/s | p99 ${p99('service').toFixed(1)} ms (ceiling ${p99('ceiling').toFixed(1)} ms) | |`)
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
+  say('\n| Statement | p50 | p99 |')
+  say('|---|---|---|')
+  for (const r of rows) say(r)
+  const keepFrom = dayOf(DAYS - 2) // the oldest day goes
+  const t = performance.now()
+  const dropped = await runStatsJob(sql, dayOf(1), keepFrom, dayOf(1), dayOf(-3))
+  say(`| the retention job, dropping ${dropped} day (${(BUSY * 7).toLocaleString('en')} rows) | ${(performance.now() - t).toFixed(0)} ms | |`)
+  const e0 = performance.now()
+  let bytes = 0
+  const counts = await exportDatabase(sql, { sessions: false }, async (line) => {
+    bytes += line.length + 1
+  })
+  const hwm = Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024
+  const exported = Object.values(counts).reduce((a, b) => a + b, 0)
+  say(`| the export of everything: ${exported.toLocaleString('en')} rows, ${(bytes / 2 ** 30).toFixed(2)} GiB | ${((performance.now() - e0) / 1000).toFixed(1)} s | peak RSS of the exporting process ${hwm.toFixed(0)} MB |`)
+  say(`| the database on disk | ${(Number(size) / 2 ** 30).toFixed(2)} GiB | |`)
+} finally {
+  await sql.end()
+  if (process.env.BENCH_KEEP !== '1') await admin`drop database ${admin(name)} with (force)`
+  await admin.end()
+}
