@@ -2,7 +2,7 @@
 // black-box over HTTP. Each test uses its own fixed client address (X-Forwarded-For; the default
 // test server trusts 127.0.0.1 as a proxy), so tests never share a bucket.
 import * as assert from 'uvu/assert'
-import { call, newLink, newUser, randomIp, uniqueName, type Res } from '../helpers/api.js'
+import { call, newLink, newUser, randomIp, startPasswordThreads, uniqueName, type Res } from '../helpers/api.js'
 import { header, raw } from '../helpers/raw.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { sleep } from '../helpers/wait.js'
@@ -43,6 +43,7 @@ async function drain(srv: TestServer, ip: string): Promise<void> {
 // =============================================================================================
 
 const test = serverSuite('rate limit on POST /api/v1/users and /api/v1/auth/login')
+test.before(({ srv }) => startPasswordThreads(srv.url))
 
 // spec §8: burst 5; a denied request returns 429 RATE_LIMIT_EXCEEDED with Retry-After;
 // contract §7: X-RateLimit-Remaining = whole tokens left; Retry-After whole seconds, at least 1
