@@ -66,12 +66,13 @@ export async function insertLink(
   }
 }
 
-export type BulkOutcome = LinkRow | 'limit' | 'taken' | 'blocked' | 'aborted'
+export type BulkOutcome = LinkRow | 'limit' | 'taken' | 'blocked' | 'aborted' | { retryAfterSeconds: number }
 
 /**
- * Creates many links in one round trip (create_links in sql/0013_webhooks.sql), in order, under
- * the owner's row lock: the cap holds across the batch. With `atomic`, any failure undoes every
- * insert and the created ones come back 'aborted'.
+ * Creates many links in one round trip (create_links in sql/0018_bulk_creation_limit.sql), in
+ * order, under the owner's row lock: the cap holds across the batch, and each item takes one
+ * create from the account's allowance. With `atomic`, any failure undoes every insert and the
+ * created ones come back 'aborted'.
  */
 export async function insertLinks(
   sql: Sql,
@@ -79,16 +80,19 @@ export async function insertLinks(
   links: ReadonlyArray<UrlForms & { code?: string; expiresAt: Date | null }>,
   maxLinks: number,
   atomic: boolean,
+  allowance: CreateAllowance,
 ): Promise<BulkOutcome[] | 'no-user'> {
   const codes = links.flatMap((l) =>
     l.code !== undefined ? [l.code, ...Array<null>(GENERATE_ATTEMPTS - 1).fill(null)] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode))
-  const rows = await sql<{ r_outcome: string; r_code: string; r_created_at: Date; r_updated_at: Date }[]>`
+  const rows = await sql<{ r_outcome: string; r_code: string; r_created_at: Date; r_updated_at: Date; r_retry_after: number | null }[]>`
     select * from create_links(${userId}, ${links.map((l) => l.url)}::text[], ${links.map((l) => l.location)}::text[],
       ${links.map((l) => l.host)}::text[], ${links.map((l) => l.expiresAt?.toISOString() ?? null)}::timestamptz[],
-      ${codes}::text[], ${GENERATE_ATTEMPTS}, ${maxLinks}, ${atomic}, ${LINK_CHANNEL})`
+      ${codes}::text[], ${GENERATE_ATTEMPTS}, ${maxLinks}, ${atomic}, ${LINK_CHANNEL}, ${allowance.perMinute}, ${allowance.youngHours})`
   if (rows[0]?.r_outcome === 'no-user') return 'no-user'
   return rows.map((r, i) =>
-    r.r_outcome !== 'created'
+    r.r_outcome === 'rate-limited'
+      ? { retryAfterSeconds: r.r_retry_after! }
+      : r.r_outcome !== 'created'
       ? (r.r_outcome as 'limit' | 'taken' | 'blocked' | 'aborted')
       : {
           code: r.r_code,

@@ -87,11 +87,12 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   })
   const valid = checked.filter((c): c is LinkInput => !(c instanceof HttpError))
   const failed = valid.length < checked.length
-  const { sql, cache, baseUrl } = ctx.deps
+  const { sql, cache, baseUrl, config } = ctx.deps
+  const allowance = { perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours }
   const outcomes =
     valid.length === 0 || (atomic === true && failed)
       ? valid.map(() => 'aborted' as const)
-      : await insertLinks(sql, session.userId, valid.map((v) => ({ ...v, location: toLocation(v.url), host: hostOf(v.url) })), MAX_LINKS_PER_ACCOUNT, atomic === true)
+      : await insertLinks(sql, session.userId, valid.map((v) => ({ ...v, location: toLocation(v.url), host: hostOf(v.url) })), MAX_LINKS_PER_ACCOUNT, atomic === true, allowance)
   if (outcomes === 'no-user') throw unauthorized()
   let next = 0
   const results = checked.map((c) => {
@@ -101,6 +102,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
     if (r === 'limit') return itemError(linkLimitExceeded(MAX_LINKS_PER_ACCOUNT))
     if (r === 'taken') return itemError(codeTaken())
     if (r === 'aborted') return itemError(batchAborted())
+    if ('retryAfterSeconds' in r) return { ...itemError(rateLimited(r.retryAfterSeconds)), retry_after: r.retryAfterSeconds }
     cache.invalidate(r.code)
     return { status: 201, link: present(baseUrl, r) }
   })

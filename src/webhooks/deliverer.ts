@@ -2,7 +2,9 @@
 // case a notice was missed (or on the embedded database, which has no second connection to
 // listen on). At most `concurrency` requests at once per node; nothing here runs on a request's
 // path. At least once: a delivery is marked done only after its endpoint answered 2xx, so a node
-// that dies mid-way leaves it to another node once its lease runs out.
+// that dies mid-way leaves it to another node once its lease runs out. The database work is
+// batched, as the node's requests share its CPU and its database: outcomes that finish together
+// are recorded in one statement, and a claim waits until half the slots are free.
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import type { WebhookConfig } from '../config.js'
@@ -10,7 +12,7 @@ import { WEBHOOK_CHANNEL } from '../db/channels.js'
 import type { Sql } from '../db/types.js'
 import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
-import { announceExpired, claimDue, deleteOldDeliveries, recordAttempt, type Claimed } from './queries.js'
+import { announceExpired, claimDue, deleteOldDeliveries, recordAttempts, type Attempt, type Claimed } from './queries.js'
 import { settlesWithin } from '../time-limit.js'
 import { postWebhook } from './send.js'
 import { sign } from './signature.js'
@@ -18,6 +20,8 @@ import { sign } from './signature.js'
 const RETENTION_EVERY_MS = 10 * 60_000
 /** The poll without LISTEN: the embedded database */
 const EMBEDDED_POLL_MS = 1_000
+/** Outcomes finished within this window are recorded in one statement */
+const RECORD_EVERY_MS = 50
 /** How long a stop lets requests under way finish */
 const STOP_WAIT_MS = 1_000
 
@@ -30,6 +34,8 @@ export class WebhookDeliverer {
   #sweep: NodeJS.Timeout | undefined
   #unlisten: (() => Promise<void>) | undefined
   readonly #inFlight = new Set<Promise<void>>()
+  #toRecord: Attempt[] = []
+  #recordTimer: NodeJS.Timeout | undefined
   /** Connections kept alive between deliveries: a busy endpoint is not a new TCP (and TLS) handshake per event. */
   readonly #agents: { http: HttpAgent; https: HttpsAgent }
 
@@ -65,15 +71,15 @@ export class WebhookDeliverer {
     this.wake()
   }
 
-  /** Claims what is due, as far as free slots allow. */
+  /** Claims what is due, as far as free slots allow (once half are free: a claim is a statement). */
   wake(): void {
     if (this.#stopped) return
+    const free = this.config.concurrency - this.#running
+    if (free <= 0 || (this.#running > 0 && free < this.config.concurrency / 2)) return
     if (this.#claiming) {
       this.#again = true
       return
     }
-    const free = this.config.concurrency - this.#running
-    if (free <= 0) return
     this.#claiming = true
     claimDue(this.sql, free).then(
       (claimed) => {
@@ -116,7 +122,7 @@ export class WebhookDeliverer {
     const r = allowed
       ? await postWebhook(target, headers, body, this.config.allowPrivate, this.#agents)
       : { error: `${target.protocol} endpoints are not allowed`, durationMs: 0 }
-    await this.#record(c, { ok: r.error === undefined, status: r.status ?? null, error: r.error ?? null, durationMs: r.durationMs })
+    this.#record(c, { ok: r.error === undefined, status: r.status ?? null, error: r.error ?? null, durationMs: r.durationMs })
   }
 
   /** Link events carry the link's short_url, as the API shows it. */
@@ -127,15 +133,26 @@ export class WebhookDeliverer {
     return { code, short_url: shortUrl(this.baseUrl(), code), ...rest }
   }
 
-  async #record(c: Claimed, outcome: Parameters<typeof recordAttempt>[2]): Promise<void> {
+  /** Queued for the next batch; the slot is free at once (the lease keeps the delivery this node's meanwhile). */
+  #record(c: Claimed, outcome: Omit<Attempt, 'claim' | 'retryInSeconds'>): void {
     const schedule = this.config.retrySeconds
-    const retryIn = c.attempts <= schedule.length ? schedule[c.attempts - 1]! : null
-    try {
-      await recordAttempt(this.sql, c, outcome, retryIn)
-    } catch (err) {
-      // The lease runs out and the delivery is sent again: at least once.
-      this.log.warn('recording a webhook attempt failed; it will be sent again', { err, delivery: c.id })
-    }
+    const retryInSeconds = c.attempts <= schedule.length ? schedule[c.attempts - 1]! : null
+    this.#toRecord.push({ claim: c, ...outcome, retryInSeconds })
+    this.#recordTimer ??= setTimeout(() => this.#recordNow(), RECORD_EVERY_MS)
+  }
+
+  #recordNow(): void {
+    clearTimeout(this.#recordTimer)
+    this.#recordTimer = undefined
+    const batch = this.#toRecord
+    if (batch.length === 0) return
+    this.#toRecord = []
+    const p = recordAttempts(this.sql, batch).catch((err: unknown) => {
+      // The leases run out and the deliveries are sent again: at least once.
+      this.log.warn('recording webhook attempts failed; they will be sent again', { err, deliveries: batch.map((a) => a.claim.id) })
+    })
+    this.#inFlight.add(p)
+    void p.finally(() => this.#inFlight.delete(p))
   }
 
   async stop(): Promise<void> {
@@ -145,7 +162,15 @@ export class WebhookDeliverer {
     // Neither waits on a database that may be gone: closing the pool ends the listener, and an
     // attempt not recorded is sent again once its lease runs out (at least once).
     void this.#unlisten?.().catch(() => {})
-    await settlesWithin(Promise.allSettled([...this.#inFlight]), STOP_WAIT_MS)
+    await settlesWithin(
+      (async () => {
+        while (this.#inFlight.size > 0 || this.#toRecord.length > 0) {
+          this.#recordNow()
+          await Promise.allSettled([...this.#inFlight])
+        }
+      })(),
+      STOP_WAIT_MS,
+    )
     this.#agents.http.destroy()
     this.#agents.https.destroy()
   }

@@ -151,36 +151,55 @@ export function claimDue(sql: Sql, limit: number): Promise<Claimed[]> {
     returning d.id, d.event, d.data, d.created_at, d.attempts, w.id as webhook_id, w.url, w.secret`
 }
 
+/** An attempt's outcome, to record. */
+export interface Attempt {
+  claim: Claimed
+  ok: boolean
+  status: number | null
+  error: string | null
+  durationMs: number
+  /** seconds until the next try; null: the schedule has run out */
+  retryInSeconds: number | null
+}
+
 /**
- * An attempt's outcome, in one statement: the attempt's row; the delivery done, due again after
- * `retryInSeconds`, or failed when that is null; and the endpoint's failing streak, which turns
- * it off after DISABLE_AFTER_DAYS. Only the claim that made the attempt may record it.
+ * Many attempts' outcomes, in one statement (a node records what finished together at once, not
+ * a statement per request): each attempt's row; each delivery done, due again after its
+ * retryInSeconds, or failed when that is null; and each endpoint's failing streak (ended by any
+ * success among them), which turns it off after DISABLE_AFTER_DAYS. An endpoint whose streak
+ * does not change is not written. Only the claim that made an attempt may record it.
  */
-export async function recordAttempt(
-  sql: Sql,
-  c: Claimed,
-  outcome: { ok: boolean; status: number | null; error: string | null; durationMs: number },
-  retryInSeconds: number | null,
-): Promise<void> {
-  const state = outcome.ok ? 'delivered' : retryInSeconds === null ? 'failed' : 'pending'
+export async function recordAttempts(sql: Sql, attempts: readonly Attempt[]): Promise<void> {
+  if (attempts.length === 0) return
+  const col = <T>(f: (a: Attempt) => T) => attempts.map(f)
   await sql`
-    with attempt as (
+    with o as (
+      select * from unnest(${col((a) => a.claim.id)}::uuid[], ${col((a) => a.claim.attempts)}::int[], ${col((a) => String(a.ok))}::text[]::boolean[],
+                           ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.durationMs)}::int[],
+                           ${col((a) => a.retryInSeconds)}::int[])
+        as o(id, attempts, ok, status, error, duration_ms, retry_in)
+    ), mine as (
+      select o.*, d.webhook_id from o join webhook_deliveries d on d.id = o.id and d.attempts = o.attempts
+    ), attempt as (
       insert into webhook_attempts (delivery_id, status_code, error, duration_ms)
-      select id, ${outcome.status}, ${outcome.error}, ${outcome.durationMs} from webhook_deliveries
-      where id = ${c.id} and attempts = ${c.attempts}
+      select id, status, error, duration_ms from mine
     ), delivery as (
-      update webhook_deliveries set state = ${state}, leased_until = null,
-        next_attempt_at = now() + make_interval(secs => ${retryInSeconds ?? 0})
-      where id = ${c.id} and attempts = ${c.attempts}
+      update webhook_deliveries d
+      set state = case when mine.ok then 'delivered' when mine.retry_in is null then 'failed' else 'pending' end,
+          leased_until = null, next_attempt_at = now() + make_interval(secs => coalesce(mine.retry_in, 0))
+      from mine where d.id = mine.id
+    ), hooks as (
+      select webhook_id, bool_or(ok) as ok from mine group by webhook_id
     )
-    update webhooks set
-      failing_since = case when ${outcome.ok} then null else coalesce(failing_since, now()) end,
-      enabled = enabled and (${outcome.ok} or coalesce(failing_since, now()) > now() - make_interval(days => ${DISABLE_AFTER_DAYS})),
+    update webhooks w set
+      failing_since = case when h.ok then null else coalesce(w.failing_since, now()) end,
+      enabled = w.enabled and (h.ok or coalesce(w.failing_since, now()) > now() - make_interval(days => ${DISABLE_AFTER_DAYS})),
       disabled_reason = case
-        when not ${outcome.ok} and enabled and coalesce(failing_since, now()) <= now() - make_interval(days => ${DISABLE_AFTER_DAYS})
-        then 'every delivery failed for ' || ${DISABLE_AFTER_DAYS} || ' days, since ' || to_char(failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-        else disabled_reason end
-    where id = ${c.webhook_id}`
+        when not h.ok and w.enabled and coalesce(w.failing_since, now()) <= now() - make_interval(days => ${DISABLE_AFTER_DAYS})
+        then 'every delivery failed for ' || ${DISABLE_AFTER_DAYS} || ' days, since ' || to_char(w.failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+        else w.disabled_reason end
+    from hooks h
+    where w.id = h.webhook_id and (not h.ok or w.failing_since is not null)`
 }
 
 /** Queues link.expired for every expiry that passed and was not announced yet (each once). */

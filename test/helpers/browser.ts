@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
 import * as assert from 'uvu/assert'
 
 export const CHROMIUM = '/usr/bin/chromium'
@@ -44,6 +44,8 @@ interface Violation {
  * critical violation, naming each with the elements concerned.
  */
 export async function assertAccessible(page: Page, where: string): Promise<void> {
+  // Colours are judged once they have settled: a toast fading in is half its contrast.
+  await page.evaluate('Promise.allSettled(document.getAnimations().map((a) => a.finished))')
   // The script goes in through the DevTools protocol, which the page's CSP does not govern.
   if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE_SOURCE)
   const violations = (await page.evaluate(
@@ -63,4 +65,12 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(SCREENSHOTS, `${name}.png`)
   await page.screenshot({ path, fullPage: true })
   return path
+}
+
+/** A browser context whose tabs start signed in with `token` (as the app keeps it: in sessionStorage). */
+export async function signedInContext(browser: Browser, token: string, options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options })
+  const expires = new Date(Date.now() + 3_600_000).toISOString()
+  await context.addInitScript(`sessionStorage.setItem('link-service.session', ${JSON.stringify(JSON.stringify({ token, expires_at: expires }))})`)
+  return context
 }

@@ -110,10 +110,10 @@ export async function feedSettled(srv: TestServer): Promise<void> {
 }
 
 /** A suite with two servers on one database (`ctx.a`, `ctx.b`): two nodes of one cluster. */
-export function twoNodeSuite(name: string): Test<{ a: TestServer; b: TestServer }> {
+export function twoNodeSuite(name: string, env: Record<string, string> = {}): Test<{ a: TestServer; b: TestServer }> {
   const s = suite<{ a: TestServer; b: TestServer }>(name)
   s.before(async (ctx) => {
-    ;[ctx.a, ctx.b] = await Promise.all([startServer(), startServer()])
+    ;[ctx.a, ctx.b] = await Promise.all([startServer(env), startServer(env)])
   })
   s.after(async (ctx) => {
     await Promise.all([ctx.a, ctx.b].map((srv) => srv?.close()))

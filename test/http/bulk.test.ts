@@ -26,6 +26,13 @@ test('3 valid items and 1 invalid answer 201, 201, 201 and 422, in order', async
   assert.is(r.status, 302)
 })
 
+test('3 valid items then 1 invalid answer 201, 201, 201 and 422, in order', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const res = await bulk(srv.url, user.token, { items: [1, 2, 3].map((i) => ({ url: `https://example.com/${i}` })).concat({ url: 'ftp://example.com/' }) })
+  assert.equal(res.body.results.map((r: any) => r.status), [201, 201, 201, 422])
+  assert.equal(res.body.results.slice(0, 3).map((r: any) => r.link.url), ['https://example.com/1', 'https://example.com/2', 'https://example.com/3'])
+})
+
 test('the 50-link cap holds across the batch: the items past it get LINK_LIMIT_EXCEEDED', async ({ srv }) => {
   const user = await newUser(srv.url)
   for (let i = 0; i < 48; i++) await newLink(srv.url, user.token)
@@ -82,3 +89,38 @@ test('a batch is one statement', async ({ srv }) => {
 })
 
 test.run()
+
+// The creation limit, as single creates know it: 5 a minute here.
+const limited = serverSuite('bulk create under LINK_CREATE_PER_MINUTE', { LINK_CREATE_PER_MINUTE: '5' })
+
+limited('each item counts as one create: the items past the limit answer 429 with retry_after, the ones before are created', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  assert.is((await newLink(srv.url, user.token)).code.length, 8) // one of the 5 taken by a single create
+  const res = await bulk(srv.url, user.token, { items: [1, 2, 3, 4, 5, 6].map((i) => ({ url: `https://example.com/${i}` })).concat({ url: 'bad' } as any) })
+  assert.is(res.status, 200)
+  assert.equal(res.body.results.map((r: any) => r.status), [201, 201, 201, 201, 429, 429, 422])
+  const refused = res.body.results[4]
+  assert.is(refused.error.code, 'RATE_LIMIT_EXCEEDED')
+  assert.ok(Number.isInteger(refused.retry_after) && refused.retry_after >= 1 && refused.retry_after <= 60, String(refused.retry_after))
+  assert.is((await call(srv.url, 'GET', '/api/v1/links', { token: user.token })).body.links.length, 5)
+  // The bulk's takes count for single creates too.
+  const single = await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://example.com/single' } })
+  assertError(single, 429, 'RATE_LIMIT_EXCEEDED')
+})
+
+limited('an atomic batch past the limit creates nothing, and its items still count', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const res = await bulk(srv.url, user.token, { atomic: true, items: [1, 2, 3, 4, 5, 6].map((i) => ({ url: `https://example.com/${i}` })) })
+  assert.equal(res.body.results.map((r: any) => r.status), [424, 424, 424, 424, 424, 429])
+  assert.is((await call(srv.url, 'GET', '/api/v1/links', { token: user.token })).body.links.length, 0)
+  assertError(await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://example.com/single' } }), 429, 'RATE_LIMIT_EXCEEDED')
+})
+
+limited('each account has its own allowance', async ({ srv }) => {
+  const [a, b] = await Promise.all([newUser(srv.url), newUser(srv.url)])
+  const items = [1, 2, 3, 4, 5].map((i) => ({ url: `https://example.com/${i}` }))
+  assert.equal((await bulk(srv.url, a.token, { items })).body.results.map((r: any) => r.status), [201, 201, 201, 201, 201])
+  assert.equal((await bulk(srv.url, b.token, { items })).body.results.map((r: any) => r.status), [201, 201, 201, 201, 201])
+})
+
+limited.run()

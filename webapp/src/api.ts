@@ -67,6 +67,39 @@ export interface Session {
   current: boolean
 }
 
+export const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired', 'link.disabled', 'link.enabled', 'link.clicked'] as const
+
+export interface Webhook {
+  id: string
+  url: string
+  events: string[]
+  enabled: boolean
+  /** why the service turned it off (failing for days); null otherwise */
+  disabled_reason: string | null
+  created_at: string
+  updated_at: string
+  /** only in the answer to its creation */
+  secret?: string
+}
+
+export interface Delivery {
+  id: string
+  event: string
+  created_at: string
+  state: 'pending' | 'delivered' | 'failed'
+  next_attempt_at: string | null
+  attempts: Array<{ attempted_at: string; status_code: number | null; error: string | null; duration_ms: number }>
+}
+
+/** The API's error body, as a bulk create's item carries it. */
+export interface ErrorBody {
+  code: string
+  message: string
+  errors?: Array<{ field: string; message: string }>
+}
+
+export type BulkResult = { status: 201; link: Link } | { status: number; error: ErrorBody; retry_after?: number }
+
 /** What people read for each code the API can answer; the API's own message otherwise. */
 const MESSAGES: Record<string, string> = {
   INVALID_CREDENTIALS: 'The username or password is incorrect.',
@@ -74,6 +107,7 @@ const MESSAGES: Record<string, string> = {
   USERNAME_TAKEN: 'This username is taken. Choose another one.',
   CODE_TAKEN: 'This code is in use or was used before. Choose another one, or leave it empty.',
   LINK_LIMIT_EXCEEDED: 'You already own 50 links, the most an account may have. Delete one to make room.',
+  WEBHOOK_LIMIT_EXCEEDED: 'You already have 5 webhooks, the most an account may have. Delete one to add another.',
   LINK_NOT_FOUND: 'There is no such link: it was deleted, or it is not yours.',
   LINK_DISABLED: 'The operator has disabled this link: it cannot be changed, only deleted.',
   URL_BLOCKED: 'Links to this host are not allowed here.',
@@ -116,6 +150,12 @@ export function whenUnauthorized(fn: () => void): void {
 }
 
 const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1) + (/[.!?]$/.test(s) ? '' : '.')
+
+/** One sentence for an error body: ours for a known code, else its first field's message, else its own. */
+export function describe(e: ErrorBody): string {
+  const field = e.errors?.[0]
+  return MESSAGES[e.code] ?? (field === undefined ? sentence(e.message) : `${field.field === 'url' ? 'URL' : field.field}: ${sentence(field.message)}`)
+}
 
 async function send(method: string, path: string, body?: unknown): Promise<Response> {
   const headers: Record<string, string> = {}

@@ -6,6 +6,9 @@ const utcDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZo
 const count = new Intl.NumberFormat()
 
 export const when = (iso: string): string => dateTime.format(new Date(iso))
+const toSecond = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium' })
+/** To the second, for events a few seconds apart (a webhook's attempts). */
+export const whenExactly = (iso: string): string => toSecond.format(new Date(iso))
 export const day = (date: string): string => utcDate.format(new Date(`${date}T00:00:00Z`))
 export const number = (n: number): string => count.format(n)
 /** "1 visit", "2 visits" */

@@ -59,9 +59,10 @@ export function showError(err: unknown, root: HTMLElement, alert: HTMLElement, b
   if (!(err instanceof ApiError)) throw err
   let first: HTMLInputElement | undefined
   for (const [name, message] of Object.entries(err.fields)) {
-    // A group of radio buttons shows its error once, under the group (its fieldset's error line).
+    // A group of radio buttons or checkboxes shows its error once, under the group (its fieldset's error line).
     const input = root.querySelector<HTMLInputElement>(`[name="${name}"]`)
-    const line = input === null ? null : document.getElementById(`${input.type === 'radio' ? input.id.replace(/-[^-]+$/, '') : input.id}-error`)
+    const grouped = input?.type === 'radio' || input?.type === 'checkbox'
+    const line = input === null ? null : document.getElementById(`${grouped ? input.id.replace(/-[^-]+$/, '') : input.id}-error`)
     if (input === null || line === null) continue
     input.setAttribute('aria-invalid', 'true')
     line.textContent = message

@@ -18,6 +18,7 @@ export function loading(title: string): void {
 const SIGNED_IN: Array<[string, string]> = [
   ['/app/links', 'Links'],
   ['/app/links/new', 'New link'],
+  ['/app/webhooks', 'Webhooks'],
   ['/app/sessions', 'Sessions'],
   ['/app/account', 'Account'],
 ]

@@ -1,5 +1,6 @@
 // Create a link (URL, optional custom code, optional expiry) and edit one (URL, expiry).
 import { get, patch, post, type Link } from './api.js'
+import { bulkPanel } from './bulk-paste.js'
 import { h } from './dom.js'
 import { field, form, value } from './forms.js'
 import { fromLocalInput, localInput } from './format.js'
@@ -27,7 +28,7 @@ export function createScreen(notice?: string): void {
       navigate(`/app/links/${link.code}`, `Created ${link.short_url}.`, true)
     },
   )
-  screen('New link', notice, el, h('p', {}, h('a', { href: '/app/links', 'data-nav': true }, 'Back to your links')))
+  screen('New link', notice, el, bulkPanel(), h('p', {}, h('a', { href: '/app/links', 'data-nav': true }, 'Back to your links')))
   restoreDraft(el)
 }
 

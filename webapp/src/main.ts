@@ -12,6 +12,7 @@ import { dropPlace, keepPlace } from './resume.js'
 import { interceptLinks, navigate, onNavigate } from './router.js'
 import { sessionsScreen } from './sessions-screen.js'
 import { forget, token } from './session.js'
+import { deliveriesScreen, webhooksScreen } from './webhooks-screen.js'
 
 type Screen = (notice: string | undefined, ...params: string[]) => void | Promise<void>
 
@@ -27,6 +28,8 @@ const SIGNED_IN: Array<[RegExp, Screen]> = [
   [/^\/app\/links\/new$/, createScreen],
   [new RegExp(`^/app/links/${CODE}$`), (n, code) => linkScreen(code!, n)],
   [new RegExp(`^/app/links/${CODE}/edit$`), (n, code) => editScreen(code!, n)],
+  [/^\/app\/webhooks$/, webhooksScreen],
+  [/^\/app\/webhooks\/([0-9a-f-]{36})$/, (n, id) => deliveriesScreen(id!, n)],
   [/^\/app\/sessions$/, sessionsScreen],
   [/^\/app\/account$/, accountScreen],
 ]
@@ -70,7 +73,7 @@ async function render(notice?: string): Promise<void> {
   } catch (err) {
     if (!(err instanceof ApiError)) throw err
     if (err.code === 'UNAUTHORIZED') return // whenUnauthorized below has taken over
-    screen(err.code === 'LINK_NOT_FOUND' ? 'No such link' : 'Could not load this page', undefined, h('p', { role: 'alert' }, err.message), h('a', { href: '/app/links', 'data-nav': true }, 'Go to your links'))
+    screen(err.code === 'LINK_NOT_FOUND' ? 'No such link' : err.code === 'WEBHOOK_NOT_FOUND' ? 'No such webhook' : 'Could not load this page', undefined, h('p', { role: 'alert' }, err.message), h('a', { href: '/app/links', 'data-nav': true }, 'Go to your links'))
   }
 }
 
