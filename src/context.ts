@@ -7,6 +7,7 @@ import type { Circuit } from './db/circuit.js'
 import type { Sql } from './db/types.js'
 import type { Reply } from './http/reply.js'
 import type { LocationLoader } from './links/location-loader.js'
+import type { VisitCaps } from './links/caps.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './links/visits.js'
 import type { FeedState, WriteHealth } from './health.js'
@@ -30,6 +31,8 @@ export interface Deps {
   sessions: SessionCache
   /** cache misses of the redirect path, batched per event-loop turn */
   locations: LocationLoader
+  /** the visits a capped link has left, taken per event-loop turn (links/caps.ts) */
+  caps: VisitCaps
   visits: VisitCounter
   /** opens while the database cannot be reached: requests then fail at once (db/circuit.ts) */
   circuit: Circuit

@@ -22,6 +22,7 @@ import { Deadline, settlesWithin } from './time-limit.js'
 import { declaresTooMuch } from './http/body.js'
 import { answerClientError, answerConnect } from './http/client-errors.js'
 import { LocationLoader } from './links/location-loader.js'
+import { VisitCaps } from './links/caps.js'
 import { RedirectCache } from './links/redirect-cache.js'
 import { startStatsJob } from './links/stats-job.js'
 import { openCountries } from './links/geo.js'
@@ -152,6 +153,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       cache,
       sessions,
       locations: new LocationLoader(db.sql, circuit),
+      caps: new VisitCaps(db.sql, circuit),
       circuit,
       visits,
       writes,

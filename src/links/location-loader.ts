@@ -6,14 +6,17 @@ import { isConnectionLost } from '../db/errors.js'
 import { serviceUnavailable } from '../http/errors.js'
 import type { Sql } from '../db/types.js'
 import { findLocations } from './queries.js'
-import { NO_EXPIRY } from './redirect-cache.js'
+import { NO_EXPIRY, NO_START } from './redirect-cache.js'
 
 const MAX_BATCH = 500
 
-/** Where a live code redirects to, and until when (ms since the epoch, or NO_EXPIRY); or that an operator stopped it. */
+/** Where a live code redirects to, from when until when (ms since the epoch, or NO_START, NO_EXPIRY); whether a cap limits it, or is reached; or that an operator stopped it. */
 export interface Target {
   location: string
   expiresAt: number
+  startsAt: number
+  capped: boolean
+  exhausted: boolean
   disabled: boolean
 }
 
@@ -55,7 +58,12 @@ export class LocationLoader {
     findLocations(this.sql, codes).catch((err: unknown) => (isConnectionLost(err) ? findLocations(this.sql, codes) : Promise.reject(err))).then(
       (rows) => {
         this.circuit?.succeeded()
-        const found = new Map(rows.map((r) => [r.code, { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, disabled: r.disabled }]))
+        const found = new Map(
+          rows.map((r) => [
+            r.code,
+            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, exhausted: r.exhausted, disabled: r.disabled },
+          ]),
+        )
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
       },
       (err: unknown) => {

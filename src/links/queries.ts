@@ -16,10 +16,15 @@ export interface LinkRow {
   expires_at: Date | null
   /** an operator disabled it or blocked its host (sql/0007_abuse_controls.sql), or reports suspended it (sql/0012_reports.sql) */
   disabled: boolean
+  starts_at: Date | null
+  max_visits: number | null
+  /** of the cap: visits still allowed (not below 0); null without a cap */
+  visits_left: number | null
 }
 
 const columns = (sql: Sql | Tx) =>
-  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled`
+  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
+      starts_at, max_visits::float8 as max_visits, (case when visits_left < 0 then 0 else visits_left end)::float8 as visits_left`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
 
@@ -44,14 +49,14 @@ export interface UrlForms {
 export async function insertLink(
   sql: Sql,
   userId: string,
-  link: UrlForms & { code?: string; expiresAt: Date | null },
+  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null },
   maxLinks: number,
   allowance: CreateAllowance,
 ): Promise<CreateResult> {
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
     select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
-                              ${allowance.perMinute}, ${allowance.youngHours})`
+                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint)`
   if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
@@ -63,6 +68,9 @@ export async function insertLink(
     last_visited_at: r!.r_last_visited_at,
     expires_at: r!.r_expires_at,
     disabled: false, // its host was just checked, and no operator has seen it yet
+    starts_at: link.startsAt,
+    max_visits: link.maxVisits,
+    visits_left: link.maxVisits,
   }
 }
 
@@ -99,6 +107,9 @@ export async function insertLinks(
           last_visited_at: null,
           expires_at: links[i]!.expiresAt,
           disabled: false,
+          starts_at: null,
+          max_visits: null,
+          visits_left: null,
         })
 }
 
@@ -127,10 +138,13 @@ export async function findLink(sql: Sql, userId: string, code: string): Promise<
   return row
 }
 
-/** What a PATCH changes: an absent field stays; an expiry of null clears it. */
+/** What a PATCH changes: an absent field stays; a null clears it. */
 export interface LinkChange {
   url?: UrlForms
   expiresAt?: Date | null
+  startsAt?: Date | null
+  /** a new cap counts the visits already made: those under the old cap, or all (as flushed) without one */
+  maxVisits?: number | null
 }
 
 /**
@@ -140,6 +154,9 @@ export interface LinkChange {
  */
 export async function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | 'not-found' | 'disabled' | 'blocked'> {
   const keepExpiry = change.expiresAt === undefined
+  const keepStart = change.startsAt === undefined
+  const keepCap = change.maxVisits === undefined
+  const cap = change.maxVisits ?? null
   const newHost = change.url?.host ?? null
   // updated_at moves forward by at least a millisecond, the precision clients see. The link is
   // not disabled (or nothing changes), so it is stopped only when its host is blocked: a new
@@ -151,6 +168,12 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         location = coalesce(${change.url?.location ?? null}::text, l.location),
         host_domains = case when ${newHost}::text is null then l.host_domains else domains_of(${newHost}::text) end,
         expires_at = case when ${keepExpiry}::boolean then l.expires_at else ${change.expiresAt ?? null}::timestamptz end,
+        starts_at = case when ${keepStart}::boolean then l.starts_at else ${change.startsAt ?? null}::timestamptz end,
+        max_visits = case when ${keepCap}::boolean then l.max_visits else ${cap}::bigint end,
+        visits_left = case when ${keepCap}::boolean then l.visits_left
+                           when ${cap}::bigint is null then null
+                           when l.max_visits is null then ${cap}::bigint - l.visits
+                           else l.visits_left + (${cap}::bigint - l.max_visits) end,
         updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
       from live_links old
       where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
@@ -158,7 +181,8 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         and l.code = old.code and l.deleted_at is null and l.disabled_at is null and l.suspended_at is null
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
-                (old.host_blocked and ${newHost}::text is null) as disabled
+                (old.host_blocked and ${newHost}::text is null) as disabled,
+                l.starts_at, l.max_visits::float8 as max_visits, (case when l.visits_left < 0 then 0 else l.visits_left end)::float8 as visits_left
     )
     select changed.*, pg_notify(${LINK_CHANNEL}, changed.code)::text as notified from changed`
   if (row !== undefined) {
@@ -180,6 +204,10 @@ export interface LocationRow {
   code: string
   location: string
   expires_at: Date | null
+  starts_at: Date | null
+  /** it has a cap (max_visits); exhausted: no visit is left of it */
+  capped: boolean
+  exhausted: boolean
   /** the link, its owner or its host is disabled by an operator, or reports suspended it: 410, whatever the expiry */
   disabled: boolean
 }
@@ -193,9 +221,34 @@ export interface LocationRow {
  */
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
-    select l.code, l.location, l.expires_at, (l.stopped or u.disabled_at is not null) as disabled
+    select l.code, l.location, l.expires_at, l.starts_at, l.visits_left is not null as capped, coalesce(l.visits_left <= 0, false) as exhausted,
+           (l.stopped or u.disabled_at is not null) as disabled
     from live_links l join users u on u.id = l.user_id
     where l.code = any(${codes}::text[])`
+}
+
+/**
+ * Takes counts[i] visits from the cap of codes[i], in one statement; with a count of 0, only
+ * reads it. Each code's `before` is what its cap had left before this take (0 when a concurrent
+ * take emptied it meanwhile), or null when it has no cap (any more) or is no live link. The row
+ * lock of the update orders concurrent takes across nodes: none is granted twice.
+ */
+export function takeVisits(sql: Sql, codes: string[], counts: number[]): Promise<{ code: string; before: number | null }[]> {
+  // The last select reads the rows as they were before `took` (one snapshot per statement): it
+  // answers only the codes `took` did not update.
+  return sql<{ code: string; before: number | null }[]>`
+    with want as (select w.code, w.n from unnest(${codes}::text[], ${counts}::int[]) as w(code, n)),
+    took as (
+      update links l set visits_left = l.visits_left - w.n
+      from want w
+      where l.code = w.code and w.n > 0 and l.deleted_at is null and l.visits_left > 0
+      returning l.code, (l.visits_left + w.n)::float8 as before)
+    select w.code,
+           case when t.code is not null then t.before
+                when l.visits_left is null then null
+                when w.n > 0 then 0
+                else l.visits_left::float8 end as before
+    from want w left join took t on t.code = w.code left join links l on l.code = w.code and l.deleted_at is null`
 }
 
 /** Why a link does not redirect, as a visitor's page says it: a blocked destination first (the visitor must be warned). */
@@ -205,12 +258,15 @@ export interface VisitorRow {
   url: string
   expires_at: Date | null
   stopped: StopReason | null
+  /** before its start the link is as unknown */
+  starts_at: Date | null
+  exhausted: boolean
 }
 
 /** A live link as a visitor may see it (the preview, the page of a stopped link); undefined when there is none. */
 export async function findForVisitor(sql: Sql, code: string): Promise<VisitorRow | undefined> {
   const [row] = await sql<VisitorRow[]>`
-    select l.url, l.expires_at,
+    select l.url, l.expires_at, l.starts_at, coalesce(l.visits_left <= 0, false) as exhausted,
            case when l.host_blocked then 'blocked'
                 when l.disabled_at is not null or u.disabled_at is not null then 'disabled'
                 when l.stopped then 'suspended' end as stopped

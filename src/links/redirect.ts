@@ -3,18 +3,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Ctx, Deps } from '../context.js'
 import { trackResponse } from '../http/client-errors.js'
-import { HttpError, linkDisabled, linkExpired, linkNotFound } from '../http/errors.js'
+import { HttpError, linkDisabled, linkExhausted, linkExpired, linkNotFound } from '../http/errors.js'
 import { NOSNIFF, prerender, send, sendPrerendered, type Reply } from '../http/reply.js'
 import type { Target } from './location-loader.js'
-import { DISABLED, EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
+import { Capped, DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY, NO_START, type Answer, type Stored } from './redirect-cache.js'
 import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
 import { isShortCode, REDIRECT_PREFIX } from './short-code.js'
 import type { Visitor } from './visit-tally.js'
 import { stoppedReply, wantsPage } from './visitor.js'
 
-/** What the redirect may touch: the cache, the batched look-up, the counters and the time budget; for a browser's page, the database and the base URL. */
-type Uses = 'cache' | 'locations' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl'
+/** What the redirect may touch: the cache, the batched look-up, the caps, the counters and the time budget; for a browser's page, the database and the base URL. */
+type Uses = 'cache' | 'locations' | 'caps' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl'
 type RedirectDeps = Pick<Deps, Uses>
 
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
@@ -94,6 +94,7 @@ const VARY = ['vary', 'Accept'] as const
 const NOT_FOUND = prerender(linkNotFound(), VARY)
 const GONE = prerender(linkExpired(), VARY)
 const STOPPED = prerender(linkDisabled(), VARY)
+const USED_UP = prerender(linkExhausted(), VARY)
 const varied = (err: HttpError) => new HttpError(err.status, err.code, err.message, { [VARY[0]]: VARY[1] })
 
 /** How the app hears that a plain request was answered (its log line, its metrics), or failed. */
@@ -102,15 +103,23 @@ export interface Answered {
   failed(err: unknown, req: IncomingMessage, res: ServerResponse, requestId: string): void
 }
 
-/** What the cache or the database said of a code: its Location, MISSING, EXPIRED or DISABLED. */
-type Known = string | typeof MISSING | typeof EXPIRED | typeof DISABLED
+/** What the cache or the database said of a code: its Location (plain or Capped), MISSING, EXPIRED, DISABLED or EXHAUSTED. */
+type Known = Answer
+/** A code that does not redirect. */
+type Stop = typeof MISSING | typeof EXPIRED | typeof DISABLED | typeof EXHAUSTED
 
-const knownOf = (target: Target | undefined, now: number): Known =>
-  target === undefined ? MISSING : target.disabled ? DISABLED : target.expiresAt <= now ? EXPIRED : target.location
+/** What the cache keeps of a target: its Location (with its start and expiry), Capped, DISABLED, EXHAUSTED, or undefined (unknown). */
+const cachedOf = (target: Target | undefined): Stored | undefined =>
+  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped ? new Capped(target.location) : target.location
 
-/** What the cache keeps of a target: its Location (with its expiry), DISABLED, or undefined (unknown). */
-const cachedOf = (target: Target | undefined): string | typeof DISABLED | undefined =>
-  target === undefined ? undefined : target.disabled ? DISABLED : target.location
+/** The decision now, in the cache's order (redirect-cache.ts #answer). */
+function knownOf(target: Target | undefined, now: number): Known {
+  const stored = cachedOf(target)
+  if (stored === undefined) return MISSING
+  if (stored === DISABLED || stored === EXHAUSTED) return stored
+  if (target!.expiresAt <= now) return EXPIRED
+  return target!.startsAt > now ? MISSING : stored
+}
 
 /**
  * The decision for `code`: from the cache at once (a hit), or a promise of it after one batched
@@ -123,7 +132,7 @@ function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
   const epoch = cache.epoch // taken before the batch is sent, so a write in between keeps its result out
   return deps.locations.load(code).then(
     (target) => {
-      cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
+      cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY, target?.startsAt ?? NO_START)
       return knownOf(target, Date.now())
     },
     // After the change feed came back, what the cache held answers until a read succeeds.
@@ -133,8 +142,22 @@ function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
 
 /** Counts the decision in the metrics, once, whichever path answers it. */
 function counted(deps: RedirectDeps, known: Known, source: 'hit' | 'miss'): Known {
-  deps.metrics.redirect(known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === DISABLED ? 'disabled' : source)
+  deps.metrics.redirect(known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === DISABLED ? 'disabled' : known === EXHAUSTED ? 'exhausted' : source)
   return known
+}
+
+/**
+ * A capped link's decision, after the database allowed it (caps.ts): a GET takes a visit of the
+ * cap, a HEAD only asks whether one is left. Refused, the link is used up: the cache keeps that
+ * (unless the owner changed the link meanwhile: `epoch`), so the next ones need no read.
+ */
+function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, capped: Capped): Promise<string | typeof EXHAUSTED> {
+  const epoch = deps.cache.epoch
+  return deps.caps.allow(code, req.method === 'GET').then((allowed) => {
+    if (allowed) return capped.location
+    deps.cache.set(code, EXHAUSTED, epoch)
+    return EXHAUSTED
+  })
 }
 
 /**
@@ -173,8 +196,10 @@ export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessa
 }
 
 /** The page a browser gets for a code that does not redirect (visitor.ts), within the time budget. */
-const stoppedPageOf = (deps: RedirectDeps, code: string, known: typeof MISSING | typeof EXPIRED | typeof DISABLED): Promise<Reply> =>
-  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : 'stopped'))
+const stoppedPageOf = (deps: RedirectDeps, code: string, known: Stop): Promise<Reply> =>
+  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === EXHAUSTED ? 'exhausted' : 'stopped'))
+
+const prerenderedOf = (known: Stop) => (known === MISSING ? NOT_FOUND : known === EXPIRED ? GONE : known === EXHAUSTED ? USED_UP : STOPPED)
 
 /**
  * 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. Only on the way to
@@ -188,8 +213,12 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
     res.end()
     return
   }
+  if (known instanceof Capped) {
+    const mine = { ...visitor } // on a hit, `visitor` is the scratch object of the next request
+    return new Deadline(deps.config.dbTimeoutMs).run(afterCap(deps, req, code, known)).then((decided) => answer(deps, req, res, code, decided, mine, requestId))
+  }
   if (wantsPage(req)) return stoppedPageOf(deps, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
-  sendPrerendered(res, known === MISSING ? NOT_FOUND : known === EXPIRED ? GONE : STOPPED, requestId)
+  sendPrerendered(res, prerenderedOf(known), requestId)
 }
 
 /** The general path (CORS, a body, no Host...): the same decision, as a Reply or an HttpError. */
@@ -205,10 +234,12 @@ export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
 }
 
 function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<Reply> {
+  if (known instanceof Capped) return afterCap(ctx.deps, ctx.req, code, known).then((decided) => replyFor(ctx, code, decided))
   if (typeof known !== 'string' && wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
   if (known === MISSING) throw varied(linkNotFound())
   if (known === EXPIRED) throw varied(linkExpired())
   if (known === DISABLED) throw varied(linkDisabled())
+  if (known === EXHAUSTED) throw varied(linkExhausted())
   const h = ctx.req.headers
   // Node joins a repeated X-Forwarded-For with ", ": a string, like every header but Set-Cookie.
   visit(ctx.deps, ctx.req, code, { userAgent: h['user-agent'], referer: h.referer, forwardedFor: h['x-forwarded-for'] as string | undefined, peer: undefined })

@@ -26,6 +26,9 @@ const present = (baseUrl: string, link: LinkRow) => ({
   last_visited_at: link.last_visited_at?.toISOString() ?? null,
   expires_at: link.expires_at?.toISOString() ?? null,
   disabled: link.disabled,
+  starts_at: link.starts_at?.toISOString() ?? null,
+  max_visits: link.max_visits,
+  visits_left: link.visits_left,
 })
 
 /**
@@ -56,6 +59,12 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
+/** A bulk create takes url, code and expires_at; a start or a cap is set with a single create or a PATCH. */
+function refuseLimitsInBulk(input: LinkInput): void {
+  const fields = [...(input.startsAt === null ? [] : ['starts_at']), ...(input.maxVisits === null ? [] : ['max_visits'])]
+  if (fields.length > 0) throw invalidFields(fields.map((field) => ({ field, code: 'INVALID' as const, message: 'is not taken by a bulk create: create the link alone, or PATCH it' })))
+}
+
 /** An item's failure, as its own result: the error shape of a single create. */
 const itemError = (err: HttpError) => ({
   status: err.status,
@@ -79,6 +88,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
     try {
       const input = parseLinkCreate(item as Record<string, unknown>)
       refuseOwnShortLink(input.url, ctx.deps.baseUrl)
+      refuseLimitsInBulk(input)
       return input
     } catch (err) {
       if (err instanceof HttpError) return err
@@ -107,7 +117,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   return json(200, { results })
 }
 
-const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled'] as const
+const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled', 'starts_at', 'max_visits', 'visits_left'] as const
 
 export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   const q = new Query(ctx.req.url)
@@ -128,10 +138,10 @@ export async function getLink(ctx: LinksCtx): Promise<Reply> {
 
 export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
-  const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
+  const { url, ...limits } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
   if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
-  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, expiresAt }
+  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...limits }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === 'not-found') throw linkNotFound()
   // An operator's decision stands: the owner may delete the link, not change it.

@@ -14,11 +14,18 @@ const SPACE_OR_CONTROL = /[\p{Cc}\p{White_Space}]/u
 // (:60) is refused, as no clock we compare with has one.
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/
 
+/** The largest max_visits: far beyond any real link, within every integer type on the way. */
+export const MAX_VISITS_CAP = 1_000_000_000
+
 export interface LinkInput {
   url: string
   code?: string
   /** null: the link never expires */
   expiresAt: Date | null
+  /** null: the link works from its creation */
+  startsAt: Date | null
+  /** null: no cap */
+  maxVisits: number | null
 }
 
 export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
@@ -26,8 +33,11 @@ export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now(
   const url = checkUrl(f, f.string('url', URL_RULE))
   const code = checkCode(f, f.optionalString('code', CODE_RULE))
   const expiresAt = parseExpiry(f, body.expires_at, nowMs) ?? null
+  const startsAt = parseStart(f, body.starts_at, expiresAt ?? undefined) ?? null
+  const maxVisits = parseMaxVisits(f, body.max_visits) ?? null
   f.check()
-  return code === undefined ? { url: url!, expiresAt } : { url: url!, code, expiresAt }
+  const input = { url: url!, expiresAt, startsAt, maxVisits }
+  return code === undefined ? input : { ...input, code }
 }
 
 /**
@@ -41,19 +51,55 @@ export function checkStoredLink(row: Record<string, unknown>): void {
   f.check()
 }
 
-/** A PATCH: `url` and/or `expires_at`; an expires_at of null clears the expiry (undefined: unchanged). */
-export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): { url?: string; expiresAt?: Date | null } {
+/** What a PATCH asks: an absent field stays (undefined); null clears expires_at, starts_at or max_visits. */
+export interface LinkChangeInput {
+  url?: string
+  expiresAt?: Date | null
+  startsAt?: Date | null
+  maxVisits?: number | null
+}
+
+/** The fields a PATCH may clear with null, besides url which it may only replace. */
+const CLEARABLE = ['expires_at', 'starts_at', 'max_visits'] as const
+
+/** A PATCH: `url`, `expires_at`, `starts_at`, `max_visits`, at least one of them. */
+export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): LinkChangeInput {
   const f = new Fields(body)
-  const givesExpiry = Object.hasOwn(body, 'expires_at')
+  const gives = (name: (typeof CLEARABLE)[number]) => Object.hasOwn(body, name)
   let url: string | undefined
-  if (givesExpiry || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
-  else f.fail('url', 'REQUIRED', 'is required unless expires_at is given')
-  const expiresAt = givesExpiry ? parseExpiry(f, body.expires_at, nowMs) : undefined
+  if (CLEARABLE.some(gives) || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
+  else f.fail('url', 'REQUIRED', 'is required unless expires_at, starts_at or max_visits is given')
+  const expiresAt = gives('expires_at') ? parseExpiry(f, body.expires_at, nowMs) : undefined
+  const startsAt = gives('starts_at') ? parseStart(f, body.starts_at, expiresAt ?? undefined) : undefined
+  const maxVisits = gives('max_visits') ? parseMaxVisits(f, body.max_visits) : undefined
   f.check()
-  const change: { url?: string; expiresAt?: Date | null } = {}
+  const change: LinkChangeInput = {}
   if (url !== undefined) change.url = url
-  if (givesExpiry) change.expiresAt = expiresAt ?? null
+  if (gives('expires_at')) change.expiresAt = expiresAt ?? null
+  if (gives('starts_at')) change.startsAt = startsAt ?? null
+  if (gives('max_visits')) change.maxVisits = maxVisits ?? null
   return change
+}
+
+/**
+ * starts_at: null, or an RFC 3339 timestamp (a past one starts the link at once), before
+ * `expiresAt` when that is given too. Returns as parseExpiry does.
+ */
+function parseStart(f: Fields, value: unknown, expiresAt: Date | undefined): Date | null | undefined {
+  if (value === undefined || value === null) return value === null ? null : undefined
+  if (typeof value !== 'string') return f.fail('starts_at', 'TYPE', 'must be a string or null')
+  const at = parseTimestamp(value)
+  if (at === undefined) return f.fail('starts_at', 'INVALID', 'must be an RFC 3339 timestamp, e.g. 2030-01-31T12:00:00Z')
+  if (expiresAt !== undefined && at.getTime() >= expiresAt.getTime()) return f.fail('starts_at', 'INVALID', 'must be before expires_at')
+  return at
+}
+
+/** max_visits: null, or a whole number from 1 to MAX_VISITS_CAP. Returns as parseExpiry does. */
+function parseMaxVisits(f: Fields, value: unknown): number | null | undefined {
+  if (value === undefined || value === null) return value === null ? null : undefined
+  if (typeof value !== 'number' || !Number.isInteger(value)) return f.fail('max_visits', 'TYPE', 'must be a whole number or null')
+  if (value < 1 || value > MAX_VISITS_CAP) return f.fail('max_visits', 'INVALID', `must be from 1 to ${MAX_VISITS_CAP}`)
+  return value
 }
 
 /**

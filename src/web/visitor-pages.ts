@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { domainToUnicode } from 'node:url'
 
-export type StoppedKind = 'unknown' | 'expired' | 'disabled' | 'suspended' | 'blocked'
+export type StoppedKind = 'unknown' | 'expired' | 'exhausted' | 'disabled' | 'suspended' | 'blocked'
 
 const STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--surface:#fff;--text:#14171f;--muted:#555e6e;--border:#d5d9e0;--accent:#1d4ed8;--accent-text:#fff;--warn:#b42318;--warn-soft:#fdecea}
@@ -61,6 +61,7 @@ ${body}
 const WHAT: Record<StoppedKind, { status: 404 | 410; title: string; text: string; warn: boolean }> = {
   unknown: { status: 404, title: 'This short link does not exist', text: 'There is no link with this code. It may have been mistyped, or deleted by its owner.', warn: false },
   expired: { status: 410, title: 'This short link has expired', text: 'Its owner gave it an end date, and that date has passed. It no longer leads anywhere.', warn: false },
+  exhausted: { status: 410, title: 'This short link has been used up', text: 'Its owner allowed it a number of visits, and all of them have been made. It no longer leads anywhere.', warn: false },
   disabled: { status: 410, title: 'This short link has been disabled', text: 'The operator of this service has stopped it, usually because it was used for abuse. It no longer leads anywhere.', warn: true },
   suspended: { status: 410, title: 'This short link is suspended', text: 'Several people reported it as abuse. It is stopped until the operator of this service has looked at it.', warn: true },
   blocked: { status: 410, title: 'This short link leads to a dangerous site', text: 'Its destination is listed as phishing or malware on a block list this service follows, so it is not shown here and the link does not lead there. Do not look for it elsewhere.', warn: true },

@@ -1,0 +1,84 @@
+-- Start and visit limits (issue 25): before starts_at a link answers 404 as if unknown; with
+-- max_visits it answers 410 LINK_EXHAUSTED once that many visits were served. visits_left is the
+-- cap's own count, taken one visit at a time in the database before each 302 (src/links/caps.ts):
+-- exact across nodes, and written only for capped links (the visits column is batched and lags).
+alter table links
+  add column starts_at timestamptz,
+  add column max_visits bigint,
+  add column visits_left bigint,
+  add constraint links_cap check ((max_visits is null) = (visits_left is null) and (max_visits is null or max_visits > 0));
+
+-- The view lists the columns links had when it was made: made again, it has the new ones.
+drop view live_links;
+create view live_links as
+select s.*, s.disabled_at is not null or s.suspended_at is not null or s.host_blocked as stopped
+from (
+  select l.*, exists (select 1 from blocked_hosts b where b.host = any(l.host_domains)) as host_blocked
+  from links l
+  where l.deleted_at is null
+) s;
+
+-- create_link of 0012, taking the start and the cap too (the cap's count starts full).
+drop function create_link(uuid, text[], text, text, text, timestamptz, int, text, int, int);
+create function create_link(p_user uuid, p_codes text[], p_url text, p_location text, p_host text, p_expires_at timestamptz,
+                            p_max int, p_channel text, p_per_minute int, p_young_hours int,
+                            p_starts_at timestamptz, p_max_visits bigint)
+returns table (r_outcome text, r_code text, r_url text, r_created_at timestamptz, r_updated_at timestamptz,
+               r_visits float8, r_last_visited_at timestamptz, r_expires_at timestamptz, r_retry_after int)
+language plpgsql as $$
+declare
+  c text;
+  n int;
+  lim float8;
+  ok boolean;
+  lvl float8;
+begin
+  select case when p_young_hours > 0 and u.created_at > now() - make_interval(hours => p_young_hours)
+              then greatest(1, p_per_minute / 10) else p_per_minute end
+  into lim from users u where u.id = p_user;
+  if not found then
+    r_outcome := 'no-user';
+    return next;
+    return;
+  end if;
+  select b.added, b.level into ok, lvl from leaky_bucket_add('creates account ' || p_user::text, lim, lim / 60.0) b;
+  if not ok then
+    r_outcome := 'rate-limited';
+    r_retry_after := greatest(1, ceil((lvl + 1 - lim) / (lim / 60.0)))::int;
+    return next;
+    return;
+  end if;
+  if host_blocked(p_host) then
+    r_outcome := 'blocked';
+    return next;
+    return;
+  end if;
+  perform 1 from users where id = p_user for update;
+  if not found then
+    r_outcome := 'no-user';
+    return next;
+    return;
+  end if;
+  select count(*) into n from links l where l.user_id = p_user and l.deleted_at is null;
+  if n >= p_max then
+    r_outcome := 'limit';
+    return next;
+    return;
+  end if;
+  foreach c in array p_codes loop
+    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, visits_left)
+    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_max_visits)
+    on conflict (code) do nothing
+    returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8, l.last_visited_at, l.expires_at
+    into r_code, r_url, r_created_at, r_updated_at, r_visits, r_last_visited_at, r_expires_at;
+    if found then
+      perform pg_notify(p_channel, c);
+      r_outcome := 'created';
+      return next;
+      return;
+    end if;
+  end loop;
+  r_outcome := 'taken';
+  return next;
+end
+$$;
