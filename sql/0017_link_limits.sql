@@ -1,4 +1,6 @@
--- Start and visit limits (issue 25): before starts_at a link answers 404 as if unknown; with
+-- Password links, start and visit limits (issue 25). password_hash: argon2id (PHC string) of the
+-- link's password, from the service's KDF pool; never returned, cleared when the link is deleted.
+-- Start and visit limits: before starts_at a link answers 404 as if unknown; with
 -- max_visits it answers 410 LINK_EXHAUSTED once that many visits were served. visits_left is the
 -- cap's own count, taken one visit at a time in the database before each 302 (src/links/caps.ts):
 -- exact across nodes, and written only for capped links (the visits column is batched and lags).
@@ -6,6 +8,7 @@ alter table links
   add column starts_at timestamptz,
   add column max_visits bigint,
   add column visits_left bigint,
+  add column password_hash text,
   add constraint links_cap check ((max_visits is null) = (visits_left is null) and (max_visits is null or max_visits > 0));
 
 -- The view lists the columns links had when it was made: made again, it has the new ones.
@@ -18,11 +21,11 @@ from (
   where l.deleted_at is null
 ) s;
 
--- create_link of 0012, taking the start and the cap too (the cap's count starts full).
+-- create_link of 0012, taking the start, the cap (its count starts full) and the password hash too.
 drop function create_link(uuid, text[], text, text, text, timestamptz, int, text, int, int);
 create function create_link(p_user uuid, p_codes text[], p_url text, p_location text, p_host text, p_expires_at timestamptz,
                             p_max int, p_channel text, p_per_minute int, p_young_hours int,
-                            p_starts_at timestamptz, p_max_visits bigint)
+                            p_starts_at timestamptz, p_max_visits bigint, p_password_hash text)
 returns table (r_outcome text, r_code text, r_url text, r_created_at timestamptz, r_updated_at timestamptz,
                r_visits float8, r_last_visited_at timestamptz, r_expires_at timestamptz, r_retry_after int)
 language plpgsql as $$
@@ -66,8 +69,8 @@ begin
     return;
   end if;
   foreach c in array p_codes loop
-    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, visits_left)
-    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_max_visits)
+    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, visits_left, password_hash)
+    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_max_visits, p_password_hash)
     on conflict (code) do nothing
     returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8, l.last_visited_at, l.expires_at
     into r_code, r_url, r_created_at, r_updated_at, r_visits, r_last_visited_at, r_expires_at;
@@ -81,4 +84,21 @@ begin
   r_outcome := 'taken';
   return next;
 end
+$$;
+
+-- tombstone_links of 0008: a tombstone keeps no password hash either.
+create or replace function tombstone_links(p_user uuid, p_code text, p_channel text) returns setof text
+language plpgsql as $$
+declare
+  c text;
+begin
+  for c in
+    update links set user_id = null, url = null, location = null, host_domains = null, password_hash = null, deleted_at = now()
+    where user_id = p_user and deleted_at is null and (p_code is null or code = p_code)
+    returning code
+  loop
+    perform pg_notify(p_channel, c);
+    return next c;
+  end loop;
+end;
 $$;

@@ -8,7 +8,7 @@ import { bearerToken } from './auth/tokens.js'
 import { appUrlFor } from './config.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
 import { isConnectionError } from './db/errors.js'
-import { checkDeclaredLength, ClientGone, discardBody, hasBody, readJson } from './http/body.js'
+import { checkDeclaredLength, ClientGone, discardBody, hasBody, readJson, readJsonOrForm } from './http/body.js'
 import { trackResponse, type RouteError } from './http/client-errors.js'
 import { addCorsHeaders, isPreflight, preflightHeaders } from './http/cors.js'
 import {
@@ -25,7 +25,7 @@ import { errorReply, json, send, type HeaderMap, type Reply } from './http/reply
 import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
-import { redirect, servePlain, type Answered } from './links/redirect.js'
+import { redirect, servePlain, unlock, type Answered } from './links/redirect.js'
 import { preview } from './links/visitor.js'
 import { REDIRECT_PREFIX } from './links/short-code.js'
 import { createLink, createLinks, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
@@ -53,6 +53,7 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('GET', '/', open(() => (home ??= { status: 301, headers: { location: `${appUrlFor(deps.config, deps.baseUrl)}/` } })))
     .add('GET', `${REDIRECT_PREFIX}:code`, open(redirect))
     .add('GET', `${REDIRECT_PREFIX}:code/preview`, open(preview))
+    .add('POST', `${REDIRECT_PREFIX}:code`, { handler: unlock, auth: false, body: 'json-or-form', rateLimited: false })
     .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))
@@ -163,6 +164,7 @@ export function createApp(deps: Deps): App {
     }
     // The body arrives at the client's pace: that is the request timeout's business, not this one's.
     if (handlerRoute.body === 'json') ctx.body = await readJson(req)
+    else if (handlerRoute.body === 'json-or-form') ctx.body = await readJsonOrForm(req)
     else if (hasBody(req)) await discardBody(req)
     const reply = handlerRoute.handler(ctx)
     const answer = reply instanceof Promise ? await deadline.run(reply) : reply

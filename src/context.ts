@@ -76,8 +76,8 @@ export interface Route {
   handler: Handler
   /** needs a bearer session (401 otherwise) */
   auth: boolean
-  /** takes a JSON object body (415/413/422), or none (any body is counted and discarded) */
-  body: 'json' | 'none'
+  /** takes a JSON object body (415/413/422), a JSON object or an HTML form, or none (any body is counted and discarded) */
+  body: 'json' | 'json-or-form' | 'none'
   /** takes a token from the shared login/registration bucket (spec §8) */
   rateLimited: boolean
 }

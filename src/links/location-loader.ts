@@ -16,6 +16,7 @@ export interface Target {
   expiresAt: number
   startsAt: number
   capped: boolean
+  locked: boolean
   exhausted: boolean
   disabled: boolean
 }
@@ -61,7 +62,7 @@ export class LocationLoader {
         const found = new Map(
           rows.map((r) => [
             r.code,
-            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, exhausted: r.exhausted, disabled: r.disabled },
+            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, exhausted: r.exhausted, disabled: r.disabled },
           ]),
         )
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))

@@ -20,11 +20,14 @@ export interface LinkRow {
   max_visits: number | null
   /** of the cap: visits still allowed (not below 0); null without a cap */
   visits_left: number | null
+  /** it has a password (the hash itself is never read here) */
+  password_protected: boolean
 }
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
-      starts_at, max_visits::float8 as max_visits, (case when visits_left < 0 then 0 else visits_left end)::float8 as visits_left`
+      starts_at, max_visits::float8 as max_visits, (case when visits_left < 0 then 0 else visits_left end)::float8 as visits_left,
+      password_hash is not null as password_protected`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
 
@@ -49,14 +52,14 @@ export interface UrlForms {
 export async function insertLink(
   sql: Sql,
   userId: string,
-  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null },
+  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null },
   maxLinks: number,
   allowance: CreateAllowance,
 ): Promise<CreateResult> {
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
     select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
-                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint)`
+                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash})`
   if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
@@ -71,6 +74,7 @@ export async function insertLink(
     starts_at: link.startsAt,
     max_visits: link.maxVisits,
     visits_left: link.maxVisits,
+    password_protected: link.passwordHash !== null,
   }
 }
 
@@ -110,6 +114,7 @@ export async function insertLinks(
           starts_at: null,
           max_visits: null,
           visits_left: null,
+          password_protected: false,
         })
 }
 
@@ -145,6 +150,8 @@ export interface LinkChange {
   startsAt?: Date | null
   /** a new cap counts the visits already made: those under the old cap, or all (as flushed) without one */
   maxVisits?: number | null
+  /** the new password's hash; null removes the password */
+  passwordHash?: string | null
 }
 
 /**
@@ -157,6 +164,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
   const keepStart = change.startsAt === undefined
   const keepCap = change.maxVisits === undefined
   const cap = change.maxVisits ?? null
+  const keepPassword = change.passwordHash === undefined
   const newHost = change.url?.host ?? null
   // updated_at moves forward by at least a millisecond, the precision clients see. The link is
   // not disabled (or nothing changes), so it is stopped only when its host is blocked: a new
@@ -169,6 +177,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         host_domains = case when ${newHost}::text is null then l.host_domains else domains_of(${newHost}::text) end,
         expires_at = case when ${keepExpiry}::boolean then l.expires_at else ${change.expiresAt ?? null}::timestamptz end,
         starts_at = case when ${keepStart}::boolean then l.starts_at else ${change.startsAt ?? null}::timestamptz end,
+        password_hash = case when ${keepPassword}::boolean then l.password_hash else ${change.passwordHash ?? null}::text end,
         max_visits = case when ${keepCap}::boolean then l.max_visits else ${cap}::bigint end,
         visits_left = case when ${keepCap}::boolean then l.visits_left
                            when ${cap}::bigint is null then null
@@ -182,7 +191,8 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
                 (old.host_blocked and ${newHost}::text is null) as disabled,
-                l.starts_at, l.max_visits::float8 as max_visits, (case when l.visits_left < 0 then 0 else l.visits_left end)::float8 as visits_left
+                l.starts_at, l.max_visits::float8 as max_visits, (case when l.visits_left < 0 then 0 else l.visits_left end)::float8 as visits_left,
+                l.password_hash is not null as password_protected
     )
     select changed.*, pg_notify(${LINK_CHANNEL}, changed.code)::text as notified from changed`
   if (row !== undefined) {
@@ -207,6 +217,8 @@ export interface LocationRow {
   starts_at: Date | null
   /** it has a cap (max_visits); exhausted: no visit is left of it */
   capped: boolean
+  /** it has a password: the redirect asks for it */
+  locked: boolean
   exhausted: boolean
   /** the link, its owner or its host is disabled by an operator, or reports suspended it: 410, whatever the expiry */
   disabled: boolean
@@ -221,10 +233,16 @@ export interface LocationRow {
  */
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
-    select l.code, l.location, l.expires_at, l.starts_at, l.visits_left is not null as capped, coalesce(l.visits_left <= 0, false) as exhausted,
+    select l.code, l.location, l.expires_at, l.starts_at, l.visits_left is not null as capped, l.password_hash is not null as locked, coalesce(l.visits_left <= 0, false) as exhausted,
            (l.stopped or u.disabled_at is not null) as disabled
     from live_links l join users u on u.id = l.user_id
     where l.code = any(${codes}::text[])`
+}
+
+/** The password hash of a live link, or undefined (no such link, or no password). */
+export async function findLinkPassword(sql: Sql, code: string): Promise<string | undefined> {
+  const [row] = await sql<{ password_hash: string | null }[]>`select password_hash from links where code = ${code} and deleted_at is null`
+  return row?.password_hash ?? undefined
 }
 
 /**

@@ -4,7 +4,7 @@
 const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
 const MISSING_ENTRY_BYTES = ENTRY_OVERHEAD_BYTES
 
-/** What `get` knows: a Location, a Capped one, MISSING for a code known not to exist (or not started), EXPIRED, DISABLED, EXHAUSTED, or undefined. */
+/** What `get` knows: a Location, a Guarded one, MISSING for a code known not to exist (or not started), EXPIRED, DISABLED, EXHAUSTED, or undefined. */
 export const MISSING = null
 export const EXPIRED = false
 /** An operator stopped the link (or its owner, or its host): kept like a Location, until a change is notified. */
@@ -16,17 +16,24 @@ export const NO_EXPIRY = Infinity
 /** The start of a link that has no starts_at. */
 export const NO_START = 0
 
-/** A link with a cap (max_visits): each GET takes a visit from the database before its 302 (caps.ts). */
-export class Capped {
-  constructor(readonly location: string) {}
+/**
+ * A link that needs more than its Location: a cap (max_visits: each GET takes a visit from the
+ * database before its 302, caps.ts), a password (asked before the redirect, unlock.ts), or both.
+ */
+export class Guarded {
+  constructor(
+    readonly location: string,
+    readonly capped: boolean,
+    readonly locked: boolean,
+  ) {}
 }
 
 /** What an entry holds: what `set` is given. */
-export type Stored = string | Capped | typeof DISABLED | typeof EXHAUSTED
+export type Stored = string | Guarded | typeof DISABLED | typeof EXHAUSTED
 export type Answer = Stored | typeof MISSING | typeof EXPIRED
 
 interface Entry {
-  /** the Location (plain or Capped), DISABLED, EXHAUSTED, or null for "unknown" */
+  /** the Location (plain or Guarded), DISABLED, EXHAUSTED, or null for "unknown" */
   location: Stored | null
   /** for "unknown": until when (ms, monotonic) */
   until: number
@@ -105,7 +112,7 @@ export class RedirectCache {
   }
 
   /**
-   * Stores what the database said (a Location, plain or Capped, DISABLED, EXHAUSTED or undefined,
+   * Stores what the database said (a Location, plain or Guarded, DISABLED, EXHAUSTED or undefined,
    * and the link's expiry and start), unless a write happened since `epoch`.
    */
   set(code: string, location: Stored | undefined, epoch: number, expiresAt: number = NO_EXPIRY, startsAt: number = NO_START): void {
@@ -200,10 +207,10 @@ export class RedirectCache {
 
 function costOf(location: Stored | null): number {
   if (typeof location === 'string') return entryBytes(location)
-  return location instanceof Capped ? entryBytes(location.location) + CAPPED_BYTES : MISSING_ENTRY_BYTES
+  return location instanceof Guarded ? entryBytes(location.location) + GUARDED_BYTES : MISSING_ENTRY_BYTES
 }
 
-const CAPPED_BYTES = 24 // the Capped object
+const GUARDED_BYTES = 24 // the Guarded object
 
 /** What an entry for this Location counts against CACHE_MAX_BYTES (the bench sizes its sets by it). */
 export const entryBytes = (location: string): number => ENTRY_OVERHEAD_BYTES + location.length

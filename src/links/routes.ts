@@ -1,5 +1,5 @@
 // /api/v1/links (contract §4): the JSON API of links. The redirect itself lives in redirect.ts.
-import { sessionOf, type Ctx } from '../context.js'
+import { requester, sessionOf, type Ctx } from '../context.js'
 import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, rateLimited, unauthorized, urlBlocked } from '../http/errors.js'
 import { csv, wantsCsv } from '../http/csv.js'
 import { Query } from '../http/query.js'
@@ -14,7 +14,7 @@ export const MAX_LINKS_PER_ACCOUNT = 50
 export const MAX_BULK_ITEMS = 50
 
 /** What the link routes may touch. */
-type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config'>
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords'>
 
 const present = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
@@ -29,7 +29,12 @@ const present = (baseUrl: string, link: LinkRow) => ({
   starts_at: link.starts_at?.toISOString() ?? null,
   max_visits: link.max_visits,
   visits_left: link.visits_left,
+  password_protected: link.password_protected,
 })
+
+/** A link's password as stored: argon2id through the KDF pool, on the owner's turn. */
+const hashOf = (ctx: LinksCtx, password: string): Promise<string> =>
+  ctx.deadline.excluding(ctx.deps.passwords.hash(password, requester(ctx, `user ${sessionOf(ctx).userId}`)))
 
 /**
  * A url that leads to one of our own short links hides its destination behind a chain (and would
@@ -49,7 +54,8 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   refuseOwnShortLink(input.url, baseUrl)
   // The account's creates a minute are taken in the same statement, across every node (create_link).
   const allowance = { perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours }
-  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url) }, MAX_LINKS_PER_ACCOUNT, allowance)
+  const passwordHash = input.password === null ? null : await hashOf(ctx, input.password)
+  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowance)
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked()
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
@@ -59,9 +65,9 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
-/** A bulk create takes url, code and expires_at; a start or a cap is set with a single create or a PATCH. */
+/** A bulk create takes url, code and expires_at; a start, a cap or a password is set with a single create or a PATCH. */
 function refuseLimitsInBulk(input: LinkInput): void {
-  const fields = [...(input.startsAt === null ? [] : ['starts_at']), ...(input.maxVisits === null ? [] : ['max_visits'])]
+  const fields = [...(input.startsAt === null ? [] : ['starts_at']), ...(input.maxVisits === null ? [] : ['max_visits']), ...(input.password === null ? [] : ['password'])]
   if (fields.length > 0) throw invalidFields(fields.map((field) => ({ field, code: 'INVALID' as const, message: 'is not taken by a bulk create: create the link alone, or PATCH it' })))
 }
 
@@ -117,7 +123,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   return json(200, { results })
 }
 
-const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled', 'starts_at', 'max_visits', 'visits_left'] as const
+const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled', 'starts_at', 'max_visits', 'visits_left', 'password_protected'] as const
 
 export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   const q = new Query(ctx.req.url)
@@ -138,10 +144,11 @@ export async function getLink(ctx: LinksCtx): Promise<Reply> {
 
 export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
-  const { url, ...limits } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
+  const { url, password, ...limits } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
   if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
-  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...limits }
+  const passwordHash = password === undefined || password === null ? password : await hashOf(ctx, password)
+  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...limits, passwordHash }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === 'not-found') throw linkNotFound()
   // An operator's decision stands: the owner may delete the link, not change it.

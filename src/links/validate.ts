@@ -14,6 +14,9 @@ const SPACE_OR_CONTROL = /[\p{Cc}\p{White_Space}]/u
 // (:60) is refused, as no clock we compare with has one.
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/
 
+/** A link's password: 8 to 128 characters (code points), any of them (contract §1's rule for passwords). */
+const LINK_PASSWORD_RULE = { min: 8, max: 128, allowNul: true }
+
 /** The largest max_visits: far beyond any real link, within every integer type on the way. */
 export const MAX_VISITS_CAP = 1_000_000_000
 
@@ -26,6 +29,8 @@ export interface LinkInput {
   startsAt: Date | null
   /** null: no cap */
   maxVisits: number | null
+  /** null: no password */
+  password: string | null
 }
 
 export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
@@ -35,8 +40,9 @@ export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now(
   const expiresAt = parseExpiry(f, body.expires_at, nowMs) ?? null
   const startsAt = parseStart(f, body.starts_at, expiresAt ?? undefined) ?? null
   const maxVisits = parseMaxVisits(f, body.max_visits) ?? null
+  const password = f.optionalString('password', LINK_PASSWORD_RULE) ?? null
   f.check()
-  const input = { url: url!, expiresAt, startsAt, maxVisits }
+  const input = { url: url!, expiresAt, startsAt, maxVisits, password }
   return code === undefined ? input : { ...input, code }
 }
 
@@ -57,10 +63,12 @@ export interface LinkChangeInput {
   expiresAt?: Date | null
   startsAt?: Date | null
   maxVisits?: number | null
+  /** null: remove the password */
+  password?: string | null
 }
 
 /** The fields a PATCH may clear with null, besides url which it may only replace. */
-const CLEARABLE = ['expires_at', 'starts_at', 'max_visits'] as const
+const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password'] as const
 
 /** A PATCH: `url`, `expires_at`, `starts_at`, `max_visits`, at least one of them. */
 export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): LinkChangeInput {
@@ -68,16 +76,18 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   const gives = (name: (typeof CLEARABLE)[number]) => Object.hasOwn(body, name)
   let url: string | undefined
   if (CLEARABLE.some(gives) || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
-  else f.fail('url', 'REQUIRED', 'is required unless expires_at, starts_at or max_visits is given')
+  else f.fail('url', 'REQUIRED', 'is required unless expires_at, starts_at, max_visits or password is given')
   const expiresAt = gives('expires_at') ? parseExpiry(f, body.expires_at, nowMs) : undefined
   const startsAt = gives('starts_at') ? parseStart(f, body.starts_at, expiresAt ?? undefined) : undefined
   const maxVisits = gives('max_visits') ? parseMaxVisits(f, body.max_visits) : undefined
+  const password = f.optionalString('password', LINK_PASSWORD_RULE)
   f.check()
   const change: LinkChangeInput = {}
   if (url !== undefined) change.url = url
   if (gives('expires_at')) change.expiresAt = expiresAt ?? null
   if (gives('starts_at')) change.startsAt = startsAt ?? null
   if (gives('max_visits')) change.maxVisits = maxVisits ?? null
+  if (gives('password')) change.password = password ?? null
   return change
 }
 

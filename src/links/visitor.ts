@@ -8,7 +8,7 @@ import type { Ctx, Deps } from '../context.js'
 import { prefersHtml } from '../http/accept.js'
 import { linkDisabled, linkExhausted, linkExpired, linkNotFound } from '../http/errors.js'
 import type { Reply } from '../http/reply.js'
-import { PAGE_HEADERS, previewPage, stoppedPage, type StoppedKind } from '../web/visitor-pages.js'
+import { PAGE_HEADERS, PASSWORD_PAGE_HEADERS, passwordPage, previewPage, stoppedPage, type StoppedKind } from '../web/visitor-pages.js'
 import { findForVisitor, type VisitorRow } from './queries.js'
 import { isShortCode, shortUrl } from './short-code.js'
 
@@ -25,6 +25,9 @@ const reportUrl = (deps: Pick<Deps, Uses>, code: string | undefined) =>
   `${appUrlFor(deps.config, deps.baseUrl)}/report${code === undefined ? '' : `?code=${code}`}`
 
 const pageReply = (status: number, html: string): Reply => ({ status, headers: { ...PAGE_HEADERS }, body: Buffer.from(html) })
+
+/** The form that asks a link's password (401), again after a wrong one. */
+export const passwordReply = (code: string, wrong: boolean): Reply => ({ status: 401, headers: { ...PASSWORD_PAGE_HEADERS }, body: Buffer.from(passwordPage(code, wrong)) })
 
 /**
  * The page for a code the redirect did not follow. A stopped link's reason is read now (the cache

@@ -26,6 +26,11 @@ a{color:var(--accent);text-underline-offset:2px}
 a:focus-visible{outline:3px solid var(--accent);outline-offset:2px;border-radius:4px}
 .button{display:inline-flex;align-items:center;min-height:44px;padding:8px 16px;border-radius:8px;text-decoration:none;font-weight:500;border:1px solid var(--border);background:var(--surface);color:var(--text);margin:4px 8px 4px 0}
 .button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
+label{display:block;font-weight:600;margin:12px 0 4px}
+input{display:block;width:100%;min-height:44px;padding:8px 12px;border:1px solid var(--border);border-radius:8px;background:var(--bg);color:var(--text);font:inherit;margin-bottom:12px}
+input:focus-visible,.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+button.button{font:inherit;cursor:pointer}
+.error{color:var(--warn);font-weight:600}
 dl{margin:0}dt{font-size:.8rem;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}dd{margin:0 0 10px}
 `.trim()
 
@@ -33,6 +38,8 @@ const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64'
 
 /** No script, no source of anything but the page's own stylesheet; no form, no framing, no base. */
 export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
+/** The password page's: the same, but its one form may post to this origin. */
+const PASSWORD_PAGE_CSP = PAGE_CSP.replace("form-action 'none'", "form-action 'self'")
 
 /** The headers of every visitor page: its type and policy; never cached (a link's state changes). */
 export const PAGE_HEADERS = {
@@ -43,6 +50,9 @@ export const PAGE_HEADERS = {
   'x-frame-options': 'DENY',
   vary: 'Accept',
 } as const
+
+/** The headers of the password page (passwordPage). */
+export const PASSWORD_PAGE_HEADERS = { ...PAGE_HEADERS, 'content-security-policy': PASSWORD_PAGE_CSP } as const
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
@@ -78,6 +88,24 @@ export function stoppedPage(kind: StoppedKind, code: string | undefined, reportU
 ${code === undefined ? '' : `<p class="muted">Code: <span class="url">${escapeHtml(code)}</span></p>`}</div>
 ${report}${reportOther}`
   return { status: what.status, html: page(what.title, body) }
+}
+
+/**
+ * The form a browser gets for a link with a password (401): it posts the password to the same
+ * path, which answers the 302, or this page again. No script; nothing about the destination.
+ */
+export function passwordPage(code: string, wrong: boolean): string {
+  const error = wrong ? `<p class="error" id="password-error" role="alert">That password is not right. Check it and try again.</p>\n` : ''
+  const body = `<div class="panel"><p class="status">Password required</p>
+<h1>This short link is protected</h1>
+<p>Its owner gave it a password. Enter it to go on.</p>
+${error}<form method="post" action="${escapeHtml(code)}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required autofocus${wrong ? ' aria-invalid="true" aria-describedby="password-error"' : ''}>
+<button class="button primary" type="submit">Open the link</button>
+</form>
+<p class="muted">Code: <span class="url">${escapeHtml(code)}</span></p></div>`
+  return page('Password required', body)
 }
 
 /** A working link's destination, shown without redirecting; the visitor decides. */

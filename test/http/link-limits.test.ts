@@ -3,7 +3,7 @@
 // the database before each 302, so it is exact under concurrency and across nodes; links without
 // a cap stay a pure cache look-up.
 import * as assert from 'uvu/assert'
-import { Capped } from '../../src/links/redirect-cache.js'
+import { Guarded } from '../../src/links/redirect-cache.js'
 import { assertError, assertFieldErrors, call, newLink, newUser, type User } from '../helpers/api.js'
 import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
 import { until } from '../helpers/wait.js'
@@ -120,14 +120,14 @@ test('PATCH max_visits: raising it allows the difference, null removes the cap, 
   assertFieldErrors(await patch(srv, user.token, code, {}), [['url', 'REQUIRED']])
 })
 
-test('a link without a cap is cached as a plain Location (no database on a hit); a capped one as Capped', async ({ srv, user }) => {
+test('a link without a cap is cached as a plain Location (no database on a hit); a capped one as Guarded', async ({ srv, user }) => {
   const plain = await newLink(srv.url, user.token, 'https://example.com/plain')
   const capped = (await create(srv, user.token, { url: 'https://example.com/capped', max_visits: 100 })).body
   await feedSettled(srv)
   assert.is((await visit(srv, plain.code)).status, 302)
   assert.is((await visit(srv, capped.code)).status, 302)
   assert.is(srv.service.deps.cache.get(plain.code), 'https://example.com/plain')
-  assert.ok(srv.service.deps.cache.get(capped.code) instanceof Capped)
+  assert.ok(srv.service.deps.cache.get(capped.code) instanceof Guarded)
 })
 
 test('bulk create refuses starts_at and max_visits per item, and creates the others', async ({ srv, user }) => {

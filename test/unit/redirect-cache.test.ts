@@ -4,7 +4,7 @@
 // serve a stale Location).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { Capped, DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY, RedirectCache } from '../../src/links/redirect-cache.js'
+import { Guarded, DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY, RedirectCache } from '../../src/links/redirect-cache.js'
 
 /** A cache on a fake clock; `at(ms)` moves the clock. */
 function fakeCache(maxBytes: number, negativeMs = 5_000): { cache: RedirectCache; at(ms: number): void } {
@@ -331,9 +331,9 @@ limits('before its start an entry answers MISSING, from its start the Location, 
   assert.is(cache.get('later000'), MISSING, 'the same entry: no read was needed to start it')
 })
 
-limits('a capped link is kept as one Capped object, returned as stored; EXHAUSTED is its own answer', () => {
+limits('a capped link is kept as one Guarded object, returned as stored; EXHAUSTED is its own answer', () => {
   const { cache } = fakeCache(1 << 20)
-  const capped = new Capped('https://e.com/c')
+  const capped = new Guarded('https://e.com/c', true, false)
   cache.set('capped00', capped, cache.epoch)
   assert.is(cache.get('capped00'), capped)
   assert.ok(cache.bytes > costOf('https://e.com/c'.length), 'costs its Location and the object')
