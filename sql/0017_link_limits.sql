@@ -1,15 +1,22 @@
 -- Password links, start and visit limits (issue 25). password_hash: argon2id (PHC string) of the
 -- link's password, from the service's KDF pool; never returned, cleared when the link is deleted.
 -- Start and visit limits: before starts_at a link answers 404 as if unknown; with
--- max_visits it answers 410 LINK_EXHAUSTED once that many visits were served. visits_left is the
--- cap's own count, taken one visit at a time in the database before each 302 (src/links/caps.ts):
--- exact across nodes, and written only for capped links (the visits column is batched and lags).
+-- max_visits it answers 410 LINK_EXHAUSTED once that many visits were served.
 alter table links
   add column starts_at timestamptz,
-  add column max_visits bigint,
-  add column visits_left bigint,
-  add column password_hash text,
-  add constraint links_cap check ((max_visits is null) = (visits_left is null) and (max_visits is null or max_visits > 0));
+  add column max_visits bigint check (max_visits > 0),
+  add column password_hash text;
+
+-- The cap's own count, taken one visit at a time in the database before each 302
+-- (src/links/caps.ts): exact across nodes, and written only for capped links (links.visits is
+-- batched and lags). A row per capped link, apart from links: the visit flush holds its links
+-- rows locked for its whole transaction, and a take must not wait for it. A take never goes
+-- below 0; a cap lowered below the visits made leaves it below 0 (as many as were over), and 0 or
+-- less is used up.
+create table link_caps (
+  code        text primary key collate "C" references links (code),
+  visits_left bigint not null
+);
 
 -- The view lists the columns links had when it was made: made again, it has the new ones.
 drop view live_links;
@@ -69,12 +76,15 @@ begin
     return;
   end if;
   foreach c in array p_codes loop
-    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, visits_left, password_hash)
-    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_max_visits, p_password_hash)
+    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash)
+    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash)
     on conflict (code) do nothing
     returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8, l.last_visited_at, l.expires_at
     into r_code, r_url, r_created_at, r_updated_at, r_visits, r_last_visited_at, r_expires_at;
     if found then
+      if p_max_visits is not null then
+        insert into link_caps (code, visits_left) values (c, p_max_visits);
+      end if;
       perform pg_notify(p_channel, c);
       r_outcome := 'created';
       return next;
@@ -86,7 +96,7 @@ begin
 end
 $$;
 
--- tombstone_links of 0008: a tombstone keeps no password hash either.
+-- tombstone_links of 0008: a tombstone keeps no password hash or cap either.
 create or replace function tombstone_links(p_user uuid, p_code text, p_channel text) returns setof text
 language plpgsql as $$
 declare
@@ -97,6 +107,7 @@ begin
     where user_id = p_user and deleted_at is null and (p_code is null or code = p_code)
     returning code
   loop
+    delete from link_caps where code = c;
     perform pg_notify(p_channel, c);
     return next c;
   end loop;

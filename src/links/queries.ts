@@ -26,7 +26,8 @@ export interface LinkRow {
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
-      starts_at, max_visits::float8 as max_visits, (case when visits_left < 0 then 0 else visits_left end)::float8 as visits_left,
+      starts_at, max_visits::float8 as max_visits,
+      (select greatest(c.visits_left, 0)::float8 from link_caps c where c.code = live_links.code) as visits_left,
       password_hash is not null as password_protected`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
@@ -179,10 +180,6 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         starts_at = case when ${keepStart}::boolean then l.starts_at else ${change.startsAt ?? null}::timestamptz end,
         password_hash = case when ${keepPassword}::boolean then l.password_hash else ${change.passwordHash ?? null}::text end,
         max_visits = case when ${keepCap}::boolean then l.max_visits else ${cap}::bigint end,
-        visits_left = case when ${keepCap}::boolean then l.visits_left
-                           when ${cap}::bigint is null then null
-                           when l.max_visits is null then ${cap}::bigint - l.visits
-                           else l.visits_left + (${cap}::bigint - l.max_visits) end,
         updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
       from live_links old
       where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
@@ -191,12 +188,28 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
                 (old.host_blocked and ${newHost}::text is null) as disabled,
-                l.starts_at, l.max_visits::float8 as max_visits, (case when l.visits_left < 0 then 0 else l.visits_left end)::float8 as visits_left,
-                l.password_hash is not null as password_protected
+                l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected,
+                old.max_visits as old_max, old.visits as old_visits
+    ),
+    -- A new cap counts the visits made: under the old cap (the difference is added to what is
+    -- left, on the row as it is now), or, without one, the visits as flushed.
+    cap_set as (
+      insert into link_caps as c (code, visits_left)
+      select changed.code, ${cap}::bigint - coalesce(changed.old_max, changed.old_visits) from changed
+      where not ${keepCap}::boolean and ${cap}::bigint is not null
+      on conflict (code) do update set visits_left = c.visits_left + excluded.visits_left
+      returning c.visits_left
+    ),
+    cap_gone as (
+      delete from link_caps c using changed where c.code = changed.code and not ${keepCap}::boolean and ${cap}::bigint is null
     )
-    select changed.*, pg_notify(${LINK_CHANNEL}, changed.code)::text as notified from changed`
+    select changed.*,
+           case when ${keepCap}::boolean then (select greatest(c.visits_left, 0) from link_caps c where c.code = changed.code)
+                else (select greatest(visits_left, 0) from cap_set) end::float8 as visits_left,
+           pg_notify(${LINK_CHANNEL}, changed.code)::text as notified
+    from changed`
   if (row !== undefined) {
-    const { notified: _, ...link } = row as LinkRow & { notified: unknown }
+    const { notified: _, old_max: _m, old_visits: _v, ...link } = row as LinkRow & { notified: unknown; old_max: unknown; old_visits: unknown }
     return link
   }
   const [why] = await sql<{ disabled: boolean }[]>`
@@ -233,9 +246,9 @@ export interface LocationRow {
  */
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
-    select l.code, l.location, l.expires_at, l.starts_at, l.visits_left is not null as capped, l.password_hash is not null as locked, coalesce(l.visits_left <= 0, false) as exhausted,
+    select l.code, l.location, l.expires_at, l.starts_at, c.code is not null as capped, l.password_hash is not null as locked, coalesce(c.visits_left <= 0, false) as exhausted,
            (l.stopped or u.disabled_at is not null) as disabled
-    from live_links l join users u on u.id = l.user_id
+    from live_links l join users u on u.id = l.user_id left join link_caps c on c.code = l.code
     where l.code = any(${codes}::text[])`
 }
 
@@ -246,27 +259,29 @@ export async function findLinkPassword(sql: Sql, code: string): Promise<string |
 }
 
 /**
- * Takes counts[i] visits from the cap of codes[i], in one statement; with a count of 0, only
- * reads it. Each code's `before` is what its cap had left before this take (0 when a concurrent
- * take emptied it meanwhile), or null when it has no cap (any more) or is no live link. The row
- * lock of the update orders concurrent takes across nodes: none is granted twice.
+ * Takes counts[i] visits from the cap of codes[i] (link_caps), in one statement, never below 0;
+ * with a count of 0, only reads it. Each code's `before` is what its cap had left before this take (0 when a
+ * concurrent take emptied it meanwhile), or null when it has no cap (any more; a deleted link has
+ * none). The row lock of the update orders concurrent takes across nodes: none is granted twice.
  */
 export function takeVisits(sql: Sql, codes: string[], counts: number[]): Promise<{ code: string; before: number | null }[]> {
   // The last select reads the rows as they were before `took` (one snapshot per statement): it
   // answers only the codes `took` did not update.
   return sql<{ code: string; before: number | null }[]>`
     with want as (select w.code, w.n from unnest(${codes}::text[], ${counts}::int[]) as w(code, n)),
+    -- Rows are locked in code order, whatever the plan: two nodes' batches cannot deadlock. A
+    -- locked row is read as it is now (not as the statement's snapshot saw it), and stays so.
+    locked as (select c.code, c.visits_left from link_caps c join want w on w.code = c.code where w.n > 0 order by c.code for update of c),
     took as (
-      update links l set visits_left = l.visits_left - w.n
-      from want w
-      where l.code = w.code and w.n > 0 and l.deleted_at is null and l.visits_left > 0
-      returning l.code, (l.visits_left + w.n)::float8 as before)
+      update link_caps c set visits_left = c.visits_left - least(w.n, c.visits_left)
+      from want w, locked k
+      where c.code = w.code and k.code = c.code and c.visits_left > 0)
     select w.code,
-           case when t.code is not null then t.before
-                when l.visits_left is null then null
+           case when k.code is not null then greatest(k.visits_left, 0)
+                when c.code is null then null
                 when w.n > 0 then 0
-                else l.visits_left::float8 end as before
-    from want w left join took t on t.code = w.code left join links l on l.code = w.code and l.deleted_at is null`
+                else greatest(c.visits_left, 0) end::float8 as before
+    from want w left join locked k on k.code = w.code left join link_caps c on c.code = w.code`
 }
 
 /** Why a link does not redirect, as a visitor's page says it: a blocked destination first (the visitor must be warned). */
@@ -284,7 +299,7 @@ export interface VisitorRow {
 /** A live link as a visitor may see it (the preview, the page of a stopped link); undefined when there is none. */
 export async function findForVisitor(sql: Sql, code: string): Promise<VisitorRow | undefined> {
   const [row] = await sql<VisitorRow[]>`
-    select l.url, l.expires_at, l.starts_at, coalesce(l.visits_left <= 0, false) as exhausted,
+    select l.url, l.expires_at, l.starts_at, coalesce((select c.visits_left <= 0 from link_caps c where c.code = l.code), false) as exhausted,
            case when l.host_blocked then 'blocked'
                 when l.disabled_at is not null or u.disabled_at is not null then 'disabled'
                 when l.stopped then 'suspended' end as stopped

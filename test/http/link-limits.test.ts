@@ -109,6 +109,7 @@ test('PATCH max_visits: raising it allows the difference, null removes the cap, 
   assert.equal([lowered.body.visits_left, (await visit(srv, code)).status], [0, 410])
   const removed = await patch(srv, user.token, code, { max_visits: null })
   assert.equal([removed.body.max_visits, removed.body.visits_left], [null, null])
+  await feedSettled(srv) // the PATCH's own notice, which empties the entry, is heard before the visit fills it
   assert.is((await visit(srv, code)).status, 302)
   assert.ok(typeof srv.service.deps.cache.get(code) === 'string', 'uncapped again: a plain Location in the cache')
   // 4 visits made (and flushed): a cap of 5 leaves 1
@@ -153,7 +154,8 @@ if (process.env.DATABASE_URL !== undefined) {
     const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => visit(i % 2 === 0 ? a : b, code).then((r) => r.status)))
     assert.is(statuses.filter((s) => s === 302).length, 6)
     assert.is((await visit(b, code)).status, 410)
-    assert.is((await patch(a, user.token, code, { max_visits: 7 })).status, 200)
+    const raised = await patch(a, user.token, code, { max_visits: 7 })
+    assert.equal([raised.status, raised.body.visits_left], [200, 1], 'the refused takes took nothing')
     await until(3_000, async () => (await visit(b, code)).status === 302)
     assert.is((await visit(a, code)).status, 410)
   })
