@@ -5,7 +5,9 @@
 alter table links
   add column starts_at timestamptz,
   add column max_visits bigint check (max_visits > 0),
-  add column password_hash text;
+  add column password_hash text,
+  -- up to 10, 1-32 characters each, kept as given and compared case-insensitively (lower())
+  add column tags text[] not null default '{}';
 
 -- The cap's own count, taken one visit at a time in the database before each 302
 -- (src/links/caps.ts): exact across nodes, and written only for capped links (links.visits is
@@ -28,11 +30,11 @@ from (
   where l.deleted_at is null
 ) s;
 
--- create_link of 0012, taking the start, the cap (its count starts full) and the password hash too.
+-- create_link of 0012, taking the start, the cap (its count starts full), the password hash and the tags too.
 drop function create_link(uuid, text[], text, text, text, timestamptz, int, text, int, int);
 create function create_link(p_user uuid, p_codes text[], p_url text, p_location text, p_host text, p_expires_at timestamptz,
                             p_max int, p_channel text, p_per_minute int, p_young_hours int,
-                            p_starts_at timestamptz, p_max_visits bigint, p_password_hash text)
+                            p_starts_at timestamptz, p_max_visits bigint, p_password_hash text, p_tags text[])
 returns table (r_outcome text, r_code text, r_url text, r_created_at timestamptz, r_updated_at timestamptz,
                r_visits float8, r_last_visited_at timestamptz, r_expires_at timestamptz, r_retry_after int)
 language plpgsql as $$
@@ -76,8 +78,8 @@ begin
     return;
   end if;
   foreach c in array p_codes loop
-    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash)
-    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash)
+    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash, tags)
+    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash, p_tags)
     on conflict (code) do nothing
     returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8, l.last_visited_at, l.expires_at
     into r_code, r_url, r_created_at, r_updated_at, r_visits, r_last_visited_at, r_expires_at;

@@ -28,7 +28,7 @@ import { getQr } from './links/qr.js'
 import { redirect, servePlain, unlock, type Answered } from './links/redirect.js'
 import { preview } from './links/visitor.js'
 import { REDIRECT_PREFIX } from './links/short-code.js'
-import { createLink, createLinks, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
+import { createLink, createLinks, getLink, getLinks, getTags, patchLink, removeLink } from './links/routes.js'
 import { getDeliveries, getWebhook, getWebhooks, patchWebhook, postRetry, postWebhook, removeWebhook, testWebhook } from './webhooks/routes.js'
 import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
@@ -65,6 +65,7 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('PATCH', '/api/v1/users/me', authed(patchMe, 'json'))
     .add('DELETE', '/api/v1/users/me', authed(deleteMe))
     .add('GET', '/api/v1/links', authed(getLinks))
+    .add('GET', '/api/v1/tags', authed(getTags))
     .add('POST', '/api/v1/links', authed(createLink, 'json'))
     .add('POST', '/api/v1/links/bulk', authed(createLinks, 'json'))
     .add('GET', '/api/v1/links/:code', authed(getLink))

@@ -22,13 +22,15 @@ export interface LinkRow {
   visits_left: number | null
   /** it has a password (the hash itself is never read here) */
   password_protected: boolean
+  /** as given; compared case-insensitively */
+  tags: string[]
 }
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
       starts_at, max_visits::float8 as max_visits,
       (select greatest(c.visits_left, 0)::float8 from link_caps c where c.code = live_links.code) as visits_left,
-      password_hash is not null as password_protected`
+      password_hash is not null as password_protected, tags`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
 
@@ -53,14 +55,14 @@ export interface UrlForms {
 export async function insertLink(
   sql: Sql,
   userId: string,
-  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null },
+  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null; tags: string[] },
   maxLinks: number,
   allowance: CreateAllowance,
 ): Promise<CreateResult> {
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
     select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
-                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash})`
+                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash}, ${link.tags}::text[])`
   if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
@@ -76,6 +78,7 @@ export async function insertLink(
     max_visits: link.maxVisits,
     visits_left: link.maxVisits,
     password_protected: link.passwordHash !== null,
+    tags: link.tags,
   }
 }
 
@@ -116,6 +119,7 @@ export async function insertLinks(
           max_visits: null,
           visits_left: null,
           password_protected: false,
+          tags: [],
         })
 }
 
@@ -131,11 +135,31 @@ interface CreatedRow {
   r_retry_after: number | null
 }
 
-export function listLinks(sql: Sql, userId: string): Promise<LinkRow[]> {
+/** What a list is narrowed to: a tag (case-insensitive), a substring of the url or the code (case-insensitive). */
+export interface LinkFilter {
+  tag?: string
+  q?: string
+}
+
+export function listLinks(sql: Sql, userId: string, filter: LinkFilter = {}): Promise<LinkRow[]> {
+  const tag = filter.tag ?? null
+  const q = filter.q ?? null
   return sql<LinkRow[]>`
     select ${columns(sql)} from live_links
     where user_id = ${userId}
+      and (${tag}::text is null or exists (select 1 from unnest(tags) t where lower(t) = lower(${tag}::text)))
+      and (${q}::text is null or strpos(lower(url), lower(${q}::text)) > 0 or strpos(lower(code), lower(${q}::text)) > 0)
     order by id desc`
+}
+
+/** An owner's tags, each with how many of their links carry it; one spelling per tag (the first in sort order). */
+export function listTags(sql: Sql, userId: string): Promise<{ tag: string; links: number }[]> {
+  return sql<{ tag: string; links: number }[]>`
+    select min(t) as tag, count(distinct l.code)::int as links
+    from live_links l, unnest(l.tags) t
+    where l.user_id = ${userId}
+    group by lower(t)
+    order by lower(t)`
 }
 
 export async function findLink(sql: Sql, userId: string, code: string): Promise<LinkRow | undefined> {
@@ -153,6 +177,8 @@ export interface LinkChange {
   maxVisits?: number | null
   /** the new password's hash; null removes the password */
   passwordHash?: string | null
+  /** replaces the tags */
+  tags?: string[]
 }
 
 /**
@@ -166,6 +192,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
   const keepCap = change.maxVisits === undefined
   const cap = change.maxVisits ?? null
   const keepPassword = change.passwordHash === undefined
+  const keepTags = change.tags === undefined
   const newHost = change.url?.host ?? null
   // updated_at moves forward by at least a millisecond, the precision clients see. The link is
   // not disabled (or nothing changes), so it is stopped only when its host is blocked: a new
@@ -180,6 +207,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         starts_at = case when ${keepStart}::boolean then l.starts_at else ${change.startsAt ?? null}::timestamptz end,
         password_hash = case when ${keepPassword}::boolean then l.password_hash else ${change.passwordHash ?? null}::text end,
         max_visits = case when ${keepCap}::boolean then l.max_visits else ${cap}::bigint end,
+        tags = case when ${keepTags}::boolean then l.tags else ${change.tags ?? []}::text[] end,
         updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
       from live_links old
       where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
@@ -188,7 +216,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
                 (old.host_blocked and ${newHost}::text is null) as disabled,
-                l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected,
+                l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected, l.tags,
                 old.max_visits as old_max, old.visits as old_visits
     ),
     -- A new cap counts the visits made: under the old cap (the difference is added to what is

@@ -4,10 +4,10 @@ import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, l
 import { csv, wantsCsv } from '../http/csv.js'
 import { Query } from '../http/query.js'
 import { json, noContent, type Reply } from '../http/reply.js'
-import { deleteLink, findLink, insertLink, insertLinks, listLinks, updateLink, type LinkRow } from './queries.js'
+import { deleteLink, findLink, insertLink, insertLinks, listLinks, listTags, updateLink, type LinkRow } from './queries.js'
 import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
-import { parseLinkChange, parseLinkCreate, toLocation, type LinkInput } from './validate.js'
+import { parseLinkChange, parseLinkCreate, tagProblem, toLocation, type LinkInput } from './validate.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
 /** Items of one bulk create: the cap's size, as no account can take more at once. */
@@ -30,6 +30,7 @@ const present = (baseUrl: string, link: LinkRow) => ({
   max_visits: link.max_visits,
   visits_left: link.visits_left,
   password_protected: link.password_protected,
+  tags: link.tags,
 })
 
 /** A link's password as stored: argon2id through the KDF pool, on the owner's turn. */
@@ -65,9 +66,14 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
-/** A bulk create takes url, code and expires_at; a start, a cap or a password is set with a single create or a PATCH. */
+/** A bulk create takes url, code and expires_at; a start, a cap, a password or tags are set with a single create or a PATCH. */
 function refuseLimitsInBulk(input: LinkInput): void {
-  const fields = [...(input.startsAt === null ? [] : ['starts_at']), ...(input.maxVisits === null ? [] : ['max_visits']), ...(input.password === null ? [] : ['password'])]
+  const fields = [
+    ...(input.startsAt === null ? [] : ['starts_at']),
+    ...(input.maxVisits === null ? [] : ['max_visits']),
+    ...(input.password === null ? [] : ['password']),
+    ...(input.tags.length === 0 ? [] : ['tags']),
+  ]
   if (fields.length > 0) throw invalidFields(fields.map((field) => ({ field, code: 'INVALID' as const, message: 'is not taken by a bulk create: create the link alone, or PATCH it' })))
 }
 
@@ -123,13 +129,27 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   return json(200, { results })
 }
 
+/** The longest search: a url is at most 4,096 bytes, and no substring of one is longer. */
+const MAX_SEARCH_CHARS = 4096
+
+/** GET /api/v1/tags: the caller's tags, each with how many of their links carry it. */
+export async function getTags(ctx: LinksCtx): Promise<Reply> {
+  return json(200, { tags: await listTags(ctx.deps.sql, sessionOf(ctx).userId) })
+}
+
 const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled', 'starts_at', 'max_visits', 'visits_left', 'password_protected'] as const
 
 export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   const q = new Query(ctx.req.url)
   const format = q.oneOf('format', ['json', 'csv'] as const)
+  const tag = q.string('tag')
+  const search = q.string('q')
+  const problem = tag === undefined ? undefined : tagProblem(tag)
+  if (problem !== undefined) q.fail('tag', 'INVALID', problem)
+  if (search !== undefined && [...search].length > MAX_SEARCH_CHARS) q.fail('q', 'TOO_LONG', `must be at most ${MAX_SEARCH_CHARS} characters`)
   q.check()
-  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId)).map((l) => present(ctx.deps.baseUrl, l))
+  const filter = { ...(tag === undefined ? {} : { tag }), ...(search === undefined ? {} : { q: search }) }
+  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => present(ctx.deps.baseUrl, l))
   if (!wantsCsv(format, ctx.req.headers.accept)) return json(200, { links })
   const rows = links.map((l) => LINK_COLUMNS.map((c) => (typeof l[c] === 'boolean' ? String(l[c]) : l[c])))
   return csv([[...LINK_COLUMNS], ...rows], 'links.csv')
@@ -144,11 +164,11 @@ export async function getLink(ctx: LinksCtx): Promise<Reply> {
 
 export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
-  const { url, password, ...limits } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
+  const { url, password, ...rest } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
   if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
   const passwordHash = password === undefined || password === null ? password : await hashOf(ctx, password)
-  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...limits, passwordHash }
+  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...rest, passwordHash }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === 'not-found') throw linkNotFound()
   // An operator's decision stands: the owner may delete the link, not change it.

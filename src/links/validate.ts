@@ -17,6 +17,9 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?
 /** A link's password: 8 to 128 characters (code points), any of them (contract §1's rule for passwords). */
 const LINK_PASSWORD_RULE = { min: 8, max: 128, allowNul: true }
 
+export const MAX_TAGS = 10
+export const MAX_TAG_CHARS = 32
+
 /** The largest max_visits: far beyond any real link, within every integer type on the way. */
 export const MAX_VISITS_CAP = 1_000_000_000
 
@@ -31,6 +34,8 @@ export interface LinkInput {
   maxVisits: number | null
   /** null: no password */
   password: string | null
+  /** at most MAX_TAGS, no two equal but for case */
+  tags: string[]
 }
 
 export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
@@ -41,8 +46,9 @@ export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now(
   const startsAt = parseStart(f, body.starts_at, expiresAt ?? undefined) ?? null
   const maxVisits = parseMaxVisits(f, body.max_visits) ?? null
   const password = f.optionalString('password', LINK_PASSWORD_RULE) ?? null
+  const tags = parseTags(f, body.tags) ?? []
   f.check()
-  const input = { url: url!, expiresAt, startsAt, maxVisits, password }
+  const input = { url: url!, expiresAt, startsAt, maxVisits, password, tags }
   return code === undefined ? input : { ...input, code }
 }
 
@@ -65,10 +71,12 @@ export interface LinkChangeInput {
   maxVisits?: number | null
   /** null: remove the password */
   password?: string | null
+  /** replaces the tags ([] or null: none) */
+  tags?: string[]
 }
 
 /** The fields a PATCH may clear with null, besides url which it may only replace. */
-const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password'] as const
+const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password', 'tags'] as const
 
 /** A PATCH: `url`, `expires_at`, `starts_at`, `max_visits`, at least one of them. */
 export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): LinkChangeInput {
@@ -76,11 +84,12 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   const gives = (name: (typeof CLEARABLE)[number]) => Object.hasOwn(body, name)
   let url: string | undefined
   if (CLEARABLE.some(gives) || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
-  else f.fail('url', 'REQUIRED', 'is required unless expires_at, starts_at, max_visits or password is given')
+  else f.fail('url', 'REQUIRED', 'is required unless expires_at, starts_at, max_visits, password or tags is given')
   const expiresAt = gives('expires_at') ? parseExpiry(f, body.expires_at, nowMs) : undefined
   const startsAt = gives('starts_at') ? parseStart(f, body.starts_at, expiresAt ?? undefined) : undefined
   const maxVisits = gives('max_visits') ? parseMaxVisits(f, body.max_visits) : undefined
   const password = f.optionalString('password', LINK_PASSWORD_RULE)
+  const tags = gives('tags') ? parseTags(f, body.tags) : undefined
   f.check()
   const change: LinkChangeInput = {}
   if (url !== undefined) change.url = url
@@ -88,7 +97,35 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   if (gives('starts_at')) change.startsAt = startsAt ?? null
   if (gives('max_visits')) change.maxVisits = maxVisits ?? null
   if (gives('password')) change.password = password ?? null
+  if (gives('tags')) change.tags = tags ?? []
   return change
+}
+
+/** One tag, as a query parameter takes it too: 1 to 32 characters, no control characters, no white space at either end. */
+export function tagProblem(tag: string): string | undefined {
+  const length = [...tag].length
+  if (length < 1 || length > MAX_TAG_CHARS) return `must be 1 to ${MAX_TAG_CHARS} characters`
+  if (/\p{Cc}/u.test(tag) || hasInvisible(tag)) return 'must not contain control or invisible characters'
+  if (tag.trim() !== tag) return 'must not start or end with white space'
+  return undefined
+}
+
+/**
+ * tags: null, or an array of at most MAX_TAGS tags (tagProblem); a tag given twice (in any case)
+ * is kept once, as first written. Returns as parseExpiry does.
+ */
+function parseTags(f: Fields, value: unknown): string[] | undefined {
+  if (value === undefined || value === null) return value === null ? [] : undefined
+  if (!Array.isArray(value)) return f.fail('tags', 'TYPE', 'must be an array of strings or null')
+  const seen = new Map<string, string>()
+  for (const tag of value) {
+    if (typeof tag !== 'string') return f.fail('tags', 'TYPE', 'must be an array of strings or null')
+    const problem = tagProblem(tag)
+    if (problem !== undefined) return f.fail('tags', 'INVALID', `${JSON.stringify(tag.slice(0, 40))}: ${problem}`)
+    if (!seen.has(tag.toLowerCase())) seen.set(tag.toLowerCase(), tag)
+  }
+  if (seen.size > MAX_TAGS) return f.fail('tags', 'TOO_LONG', `must hold at most ${MAX_TAGS} tags`)
+  return [...seen.values()]
 }
 
 /**
