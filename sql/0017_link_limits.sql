@@ -7,7 +7,11 @@ alter table links
   add column max_visits bigint check (max_visits > 0),
   add column password_hash text,
   -- up to 10, 1-32 characters each, kept as given and compared case-insensitively (lower())
-  add column tags text[] not null default '{}';
+  add column tags text[] not null default '{}',
+  -- the preview card shown to link-preview fetchers (src/links/preview-fetchers.ts); never fetched from the target
+  add column title text,
+  add column description text,
+  add column image_url text;
 
 -- The cap's own count, taken one visit at a time in the database before each 302
 -- (src/links/caps.ts): exact across nodes, and written only for capped links (links.visits is
@@ -34,7 +38,8 @@ from (
 drop function create_link(uuid, text[], text, text, text, timestamptz, int, text, int, int);
 create function create_link(p_user uuid, p_codes text[], p_url text, p_location text, p_host text, p_expires_at timestamptz,
                             p_max int, p_channel text, p_per_minute int, p_young_hours int,
-                            p_starts_at timestamptz, p_max_visits bigint, p_password_hash text, p_tags text[])
+                            p_starts_at timestamptz, p_max_visits bigint, p_password_hash text, p_tags text[],
+                            p_title text, p_description text, p_image_url text)
 returns table (r_outcome text, r_code text, r_url text, r_created_at timestamptz, r_updated_at timestamptz,
                r_visits float8, r_last_visited_at timestamptz, r_expires_at timestamptz, r_retry_after int)
 language plpgsql as $$
@@ -78,8 +83,8 @@ begin
     return;
   end if;
   foreach c in array p_codes loop
-    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash, tags)
-    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash, p_tags)
+    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash, tags, title, description, image_url)
+    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash, p_tags, p_title, p_description, p_image_url)
     on conflict (code) do nothing
     returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8, l.last_visited_at, l.expires_at
     into r_code, r_url, r_created_at, r_updated_at, r_visits, r_last_visited_at, r_expires_at;
@@ -105,7 +110,8 @@ declare
   c text;
 begin
   for c in
-    update links set user_id = null, url = null, location = null, host_domains = null, password_hash = null, deleted_at = now()
+    update links set user_id = null, url = null, location = null, host_domains = null, password_hash = null,
+                     title = null, description = null, image_url = null, deleted_at = now()
     where user_id = p_user and deleted_at is null and (p_code is null or code = p_code)
     returning code
   loop

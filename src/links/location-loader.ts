@@ -6,7 +6,7 @@ import { isConnectionLost } from '../db/errors.js'
 import { serviceUnavailable } from '../http/errors.js'
 import type { Sql } from '../db/types.js'
 import { findLocations } from './queries.js'
-import { NO_EXPIRY, NO_START } from './redirect-cache.js'
+import { NO_EXPIRY, NO_START, type CachedCard } from './redirect-cache.js'
 
 const MAX_BATCH = 500
 
@@ -17,9 +17,14 @@ export interface Target {
   startsAt: number
   capped: boolean
   locked: boolean
+  /** undefined: no card */
+  card: CachedCard | undefined
   exhausted: boolean
   disabled: boolean
 }
+
+const cardOf = (r: { title: string | null; description: string | null; image_url: string | null }): CachedCard | undefined =>
+  r.title === null && r.description === null && r.image_url === null ? undefined : { title: r.title, description: r.description, imageUrl: r.image_url }
 
 type Waiter = { resolve: (target: Target | undefined) => void; reject: (err: unknown) => void }
 
@@ -62,7 +67,7 @@ export class LocationLoader {
         const found = new Map(
           rows.map((r) => [
             r.code,
-            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, exhausted: r.exhausted, disabled: r.disabled },
+            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, card: cardOf(r), exhausted: r.exhausted, disabled: r.disabled },
           ]),
         )
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))

@@ -24,13 +24,17 @@ export interface LinkRow {
   password_protected: boolean
   /** as given; compared case-insensitively */
   tags: string[]
+  /** the preview card; null: none */
+  title: string | null
+  description: string | null
+  image_url: string | null
 }
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
       starts_at, max_visits::float8 as max_visits,
       (select greatest(c.visits_left, 0)::float8 from link_caps c where c.code = live_links.code) as visits_left,
-      password_hash is not null as password_protected, tags`
+      password_hash is not null as password_protected, tags, title, description, image_url`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
 
@@ -55,14 +59,15 @@ export interface UrlForms {
 export async function insertLink(
   sql: Sql,
   userId: string,
-  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null; tags: string[] },
+  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null; tags: string[] } & Card,
   maxLinks: number,
   allowance: CreateAllowance,
 ): Promise<CreateResult> {
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
     select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
-                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash}, ${link.tags}::text[])`
+                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash}, ${link.tags}::text[],
+                              ${link.title}, ${link.description}, ${link.imageUrl})`
   if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
@@ -79,7 +84,17 @@ export async function insertLink(
     visits_left: link.maxVisits,
     password_protected: link.passwordHash !== null,
     tags: link.tags,
+    title: link.title,
+    description: link.description,
+    image_url: link.imageUrl,
   }
+}
+
+/** A link's preview card; each part may be null. */
+export interface Card {
+  title: string | null
+  description: string | null
+  imageUrl: string | null
 }
 
 export type BulkOutcome = LinkRow | 'limit' | 'taken' | 'blocked' | 'aborted'
@@ -120,6 +135,9 @@ export async function insertLinks(
           visits_left: null,
           password_protected: false,
           tags: [],
+          title: null,
+          description: null,
+          image_url: null,
         })
 }
 
@@ -179,6 +197,10 @@ export interface LinkChange {
   passwordHash?: string | null
   /** replaces the tags */
   tags?: string[]
+  /** each: null clears it */
+  title?: string | null
+  description?: string | null
+  imageUrl?: string | null
 }
 
 /**
@@ -208,6 +230,9 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         password_hash = case when ${keepPassword}::boolean then l.password_hash else ${change.passwordHash ?? null}::text end,
         max_visits = case when ${keepCap}::boolean then l.max_visits else ${cap}::bigint end,
         tags = case when ${keepTags}::boolean then l.tags else ${change.tags ?? []}::text[] end,
+        title = case when ${change.title === undefined}::boolean then l.title else ${change.title ?? null}::text end,
+        description = case when ${change.description === undefined}::boolean then l.description else ${change.description ?? null}::text end,
+        image_url = case when ${change.imageUrl === undefined}::boolean then l.image_url else ${change.imageUrl ?? null}::text end,
         updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
       from live_links old
       where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
@@ -217,7 +242,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
                 (old.host_blocked and ${newHost}::text is null) as disabled,
                 l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected, l.tags,
-                old.max_visits as old_max, old.visits as old_visits
+                l.title, l.description, l.image_url, old.max_visits as old_max, old.visits as old_visits
     ),
     -- A new cap counts the visits made: under the old cap (the difference is added to what is
     -- left, on the row as it is now), or, without one, the visits as flushed.
@@ -260,6 +285,10 @@ export interface LocationRow {
   capped: boolean
   /** it has a password: the redirect asks for it */
   locked: boolean
+  /** the preview card, for link-preview fetchers */
+  title: string | null
+  description: string | null
+  image_url: string | null
   exhausted: boolean
   /** the link, its owner or its host is disabled by an operator, or reports suspended it: 410, whatever the expiry */
   disabled: boolean
@@ -275,6 +304,7 @@ export interface LocationRow {
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
     select l.code, l.location, l.expires_at, l.starts_at, c.code is not null as capped, l.password_hash is not null as locked, coalesce(c.visits_left <= 0, false) as exhausted,
+           l.title, l.description, l.image_url,
            (l.stopped or u.disabled_at is not null) as disabled
     from live_links l join users u on u.id = l.user_id left join link_caps c on c.code = l.code
     where l.code = any(${codes}::text[])`

@@ -16,15 +16,24 @@ export const NO_EXPIRY = Infinity
 /** The start of a link that has no starts_at. */
 export const NO_START = 0
 
+/** A link's preview card, as its owner wrote it (at least one part set). */
+export interface CachedCard {
+  title: string | null
+  description: string | null
+  imageUrl: string | null
+}
+
 /**
  * A link that needs more than its Location: a cap (max_visits: each GET takes a visit from the
- * database before its 302, caps.ts), a password (asked before the redirect, unlock.ts), or both.
+ * database before its 302, caps.ts), a password (asked before the redirect, redirect.ts unlock),
+ * a preview card (for the fetchers of preview-fetchers.ts), or several of them.
  */
 export class Guarded {
   constructor(
     readonly location: string,
     readonly capped: boolean,
     readonly locked: boolean,
+    readonly card: CachedCard | undefined = undefined,
   ) {}
 }
 
@@ -207,7 +216,10 @@ export class RedirectCache {
 
 function costOf(location: Stored | null): number {
   if (typeof location === 'string') return entryBytes(location)
-  return location instanceof Guarded ? entryBytes(location.location) + GUARDED_BYTES : MISSING_ENTRY_BYTES
+  if (!(location instanceof Guarded)) return MISSING_ENTRY_BYTES
+  const card = location.card
+  const cardBytes = card === undefined ? 0 : GUARDED_BYTES + (card.title?.length ?? 0) + (card.description?.length ?? 0) + (card.imageUrl?.length ?? 0)
+  return entryBytes(location.location) + GUARDED_BYTES + cardBytes
 }
 
 const GUARDED_BYTES = 24 // the Guarded object

@@ -12,7 +12,8 @@ import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
 import { isShortCode, REDIRECT_PREFIX } from './short-code.js'
 import type { Visitor } from './visit-tally.js'
-import { passwordReply, stoppedReply, wantsPage } from './visitor.js'
+import { cardReply, passwordReply, stoppedReply, wantsPage } from './visitor.js'
+import { isPreviewFetcher } from './preview-fetchers.js'
 import { findLinkPassword } from './queries.js'
 import { noteFailedLinkPassword } from '../ratelimit/password-limits.js'
 
@@ -114,7 +115,7 @@ type Stop = typeof MISSING | typeof EXPIRED | typeof DISABLED | typeof EXHAUSTED
 
 /** What the cache keeps of a target: its Location (with its start and expiry), Guarded, DISABLED, EXHAUSTED, or undefined (unknown). */
 const cachedOf = (target: Target | undefined): Stored | undefined =>
-  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked ? new Guarded(target.location, target.capped, target.locked) : target.location
+  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked || target.card !== undefined ? new Guarded(target.location, target.capped, target.locked, target.card) : target.location
 
 /** The decision now, in the cache's order (redirect-cache.ts #answer). */
 function knownOf(target: Target | undefined, now: number): Known {
@@ -219,6 +220,9 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
     return
   }
   if (known instanceof Guarded) {
+    if (known.card !== undefined && !known.locked && isPreviewFetcher(visitor.userAgent)) {
+      return send(res, cardReply(deps.baseUrl, code, known.location, known.card), { 'x-request-id': requestId })
+    }
     if (known.locked) {
       if (wantsPage(req)) return send(res, passwordReply(code, false), { 'x-request-id': requestId })
       return sendPrerendered(res, LOCKED, requestId)
@@ -244,6 +248,9 @@ export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
 
 function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<Reply> {
   if (known instanceof Guarded) {
+    if (known.card !== undefined && !known.locked && ctx.req.method !== 'POST' && isPreviewFetcher(ctx.req.headers['user-agent'])) {
+      return cardReply(ctx.deps.baseUrl, code, known.location, known.card)
+    }
     if (known.locked) {
       if (wantsPage(ctx.req)) return passwordReply(code, false)
       throw varied(linkPasswordRequired())

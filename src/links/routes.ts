@@ -31,6 +31,9 @@ const present = (baseUrl: string, link: LinkRow) => ({
   visits_left: link.visits_left,
   password_protected: link.password_protected,
   tags: link.tags,
+  title: link.title,
+  description: link.description,
+  image_url: link.image_url,
 })
 
 /** A link's password as stored: argon2id through the KDF pool, on the owner's turn. */
@@ -66,13 +69,16 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
-/** A bulk create takes url, code and expires_at; a start, a cap, a password or tags are set with a single create or a PATCH. */
+/** A bulk create takes url, code and expires_at; a start, a cap, a password, tags or a card are set with a single create or a PATCH. */
 function refuseLimitsInBulk(input: LinkInput): void {
   const fields = [
     ...(input.startsAt === null ? [] : ['starts_at']),
     ...(input.maxVisits === null ? [] : ['max_visits']),
     ...(input.password === null ? [] : ['password']),
     ...(input.tags.length === 0 ? [] : ['tags']),
+    ...(input.title === null ? [] : ['title']),
+    ...(input.description === null ? [] : ['description']),
+    ...(input.imageUrl === null ? [] : ['image_url']),
   ]
   if (fields.length > 0) throw invalidFields(fields.map((field) => ({ field, code: 'INVALID' as const, message: 'is not taken by a bulk create: create the link alone, or PATCH it' })))
 }

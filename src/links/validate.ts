@@ -17,6 +17,10 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?
 /** A link's password: 8 to 128 characters (code points), any of them (contract §1's rule for passwords). */
 const LINK_PASSWORD_RULE = { min: 8, max: 128, allowNul: true }
 
+const TITLE_RULE = { min: 1, max: 200 }
+const DESCRIPTION_RULE = { min: 1, max: 500 }
+const CARD_FIELDS = ['title', 'description', 'image_url'] as const
+
 export const MAX_TAGS = 10
 export const MAX_TAG_CHARS = 32
 
@@ -36,6 +40,10 @@ export interface LinkInput {
   password: string | null
   /** at most MAX_TAGS, no two equal but for case */
   tags: string[]
+  /** the preview card: null, none */
+  title: string | null
+  description: string | null
+  imageUrl: string | null
 }
 
 export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
@@ -47,8 +55,11 @@ export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now(
   const maxVisits = parseMaxVisits(f, body.max_visits) ?? null
   const password = f.optionalString('password', LINK_PASSWORD_RULE) ?? null
   const tags = parseTags(f, body.tags) ?? []
+  const title = f.optionalString('title', TITLE_RULE) ?? null
+  const description = f.optionalString('description', DESCRIPTION_RULE) ?? null
+  const imageUrl = checkImageUrl(f, f.optionalString('image_url', URL_RULE)) ?? null
   f.check()
-  const input = { url: url!, expiresAt, startsAt, maxVisits, password, tags }
+  const input = { url: url!, expiresAt, startsAt, maxVisits, password, tags, title, description, imageUrl }
   return code === undefined ? input : { ...input, code }
 }
 
@@ -73,10 +84,14 @@ export interface LinkChangeInput {
   password?: string | null
   /** replaces the tags ([] or null: none) */
   tags?: string[]
+  /** the preview card's parts: null clears one */
+  title?: string | null
+  description?: string | null
+  imageUrl?: string | null
 }
 
 /** The fields a PATCH may clear with null, besides url which it may only replace. */
-const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password', 'tags'] as const
+const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password', 'tags', ...CARD_FIELDS] as const
 
 /** A PATCH: `url`, `expires_at`, `starts_at`, `max_visits`, at least one of them. */
 export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): LinkChangeInput {
@@ -84,12 +99,15 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   const gives = (name: (typeof CLEARABLE)[number]) => Object.hasOwn(body, name)
   let url: string | undefined
   if (CLEARABLE.some(gives) || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
-  else f.fail('url', 'REQUIRED', 'is required unless expires_at, starts_at, max_visits, password or tags is given')
+  else f.fail('url', 'REQUIRED', 'is required unless another field of the link is given')
   const expiresAt = gives('expires_at') ? parseExpiry(f, body.expires_at, nowMs) : undefined
   const startsAt = gives('starts_at') ? parseStart(f, body.starts_at, expiresAt ?? undefined) : undefined
   const maxVisits = gives('max_visits') ? parseMaxVisits(f, body.max_visits) : undefined
   const password = f.optionalString('password', LINK_PASSWORD_RULE)
   const tags = gives('tags') ? parseTags(f, body.tags) : undefined
+  const title = f.optionalString('title', TITLE_RULE)
+  const description = f.optionalString('description', DESCRIPTION_RULE)
+  const imageUrl = checkImageUrl(f, f.optionalString('image_url', URL_RULE))
   f.check()
   const change: LinkChangeInput = {}
   if (url !== undefined) change.url = url
@@ -98,7 +116,17 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   if (gives('max_visits')) change.maxVisits = maxVisits ?? null
   if (gives('password')) change.password = password ?? null
   if (gives('tags')) change.tags = tags ?? []
+  if (gives('title')) change.title = title ?? null
+  if (gives('description')) change.description = description ?? null
+  if (gives('image_url')) change.imageUrl = imageUrl ?? null
   return change
+}
+
+/** image_url: an absolute https URL (the url rules, and https: a card's image is loaded by others' apps). */
+function checkImageUrl(f: Fields, url: string | undefined): string | undefined {
+  if (url === undefined) return undefined
+  const problem = urlProblem(url) ?? (/^https:\/\//i.test(url) ? undefined : 'must be an https URL')
+  return problem === undefined ? url : f.fail('image_url', 'INVALID', problem)
 }
 
 /** One tag, as a query parameter takes it too: 1 to 32 characters, no control characters, no white space at either end. */

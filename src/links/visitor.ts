@@ -8,7 +8,8 @@ import type { Ctx, Deps } from '../context.js'
 import { prefersHtml } from '../http/accept.js'
 import { linkDisabled, linkExhausted, linkExpired, linkNotFound } from '../http/errors.js'
 import type { Reply } from '../http/reply.js'
-import { PAGE_HEADERS, PASSWORD_PAGE_HEADERS, passwordPage, previewPage, stoppedPage, type StoppedKind } from '../web/visitor-pages.js'
+import { cardPage, PAGE_HEADERS, PASSWORD_PAGE_HEADERS, passwordPage, previewPage, stoppedPage, type StoppedKind } from '../web/visitor-pages.js'
+import type { CachedCard } from './redirect-cache.js'
 import { findForVisitor, type VisitorRow } from './queries.js'
 import { isShortCode, shortUrl } from './short-code.js'
 
@@ -25,6 +26,13 @@ const reportUrl = (deps: Pick<Deps, Uses>, code: string | undefined) =>
   `${appUrlFor(deps.config, deps.baseUrl)}/report${code === undefined ? '' : `?code=${code}`}`
 
 const pageReply = (status: number, html: string): Reply => ({ status, headers: { ...PAGE_HEADERS }, body: Buffer.from(html) })
+
+/** A preview card for a link-preview fetcher (200, noindex): it never counts as a visit. */
+export const cardReply = (baseUrl: string, code: string, location: string, card: CachedCard): Reply => ({
+  status: 200,
+  headers: { ...PAGE_HEADERS, 'x-robots-tag': 'noindex', vary: 'Accept, User-Agent' },
+  body: Buffer.from(cardPage(shortUrl(baseUrl, code), location, card)),
+})
 
 /** The form that asks a link's password (401), again after a wrong one. */
 export const passwordReply = (code: string, wrong: boolean): Reply => ({ status: 401, headers: { ...PASSWORD_PAGE_HEADERS }, body: Buffer.from(passwordPage(code, wrong)) })

@@ -59,9 +59,10 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 /** Every value a page shows goes through here. */
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
 
-function page(title: string, body: string): string {
+function page(title: string, body: string, head = ''): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)} · Link Service</title><style>${STYLE}</style></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)} · Link Service</title>
+${head}<style>${STYLE}</style></head>
 <body><header><span>Link Service</span></header><main>
 ${body}
 </main></body></html>
@@ -106,6 +107,30 @@ ${error}<form method="post" action="${escapeHtml(code)}">
 </form>
 <p class="muted">Code: <span class="url">${escapeHtml(code)}</span></p></div>`
   return page('Password required', body)
+}
+
+/**
+ * The card a link-preview fetcher gets: Open Graph and Twitter card tags from what the owner
+ * wrote (every value escaped), noindex, and a plain link on to the destination.
+ */
+export function cardPage(shortUrl: string, location: string, card: { title: string | null; description: string | null; imageUrl: string | null }): string {
+  const meta = (attr: 'property' | 'name', key: string, value: string | null) =>
+    value === null ? '' : `<meta ${attr}="${key}" content="${escapeHtml(value)}">\n`
+  const title = card.title ?? shortUrl
+  const head =
+    '<meta name="robots" content="noindex">\n' +
+    meta('property', 'og:type', 'website') +
+    meta('property', 'og:url', shortUrl) +
+    meta('property', 'og:title', title) +
+    meta('property', 'og:description', card.description) +
+    meta('property', 'og:image', card.imageUrl) +
+    meta('name', 'twitter:card', card.imageUrl === null ? 'summary' : 'summary_large_image') +
+    meta('name', 'twitter:title', title) +
+    meta('name', 'twitter:description', card.description) +
+    meta('name', 'twitter:image', card.imageUrl)
+  const body = `<div class="panel"><h1>${escapeHtml(title)}</h1>
+${card.description === null ? '' : `<p>${escapeHtml(card.description)}</p>\n`}<a class="button primary" href="${escapeHtml(location)}" rel="noreferrer nofollow">Open the link</a></div>`
+  return page(title, body, head)
 }
 
 /** A working link's destination, shown without redirecting; the visitor decides. */
