@@ -8,7 +8,7 @@ import { bearerToken } from './auth/tokens.js'
 import { appUrlFor } from './config.js'
 import type { Ctx, Deps, Handler, Route } from './context.js'
 import { isConnectionError } from './db/errors.js'
-import { checkDeclaredLength, ClientGone, discardBody, hasBody, readJson } from './http/body.js'
+import { checkDeclaredLength, ClientGone, discardBody, hasBody, readJson, readJsonOrForm } from './http/body.js'
 import { trackResponse, type RouteError } from './http/client-errors.js'
 import { addCorsHeaders, isPreflight, preflightHeaders } from './http/cors.js'
 import {
@@ -25,10 +25,10 @@ import { errorReply, json, send, type HeaderMap, type Reply } from './http/reply
 import { requestIdFor } from './http/request-id.js'
 import { Router } from './http/router.js'
 import { getQr } from './links/qr.js'
-import { redirect, servePlain, type Answered } from './links/redirect.js'
+import { redirect, servePlain, unlock, type Answered } from './links/redirect.js'
 import { preview } from './links/visitor.js'
 import { REDIRECT_PREFIX } from './links/short-code.js'
-import { createLink, createLinks, getLink, getLinks, patchLink, removeLink } from './links/routes.js'
+import { createLink, createLinks, getLink, getLinks, getTags, patchLink, removeLink } from './links/routes.js'
 import { getDeliveries, getWebhook, getWebhooks, patchWebhook, postRetry, postWebhook, removeWebhook, testWebhook } from './webhooks/routes.js'
 import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
@@ -53,6 +53,7 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('GET', '/', open(() => (home ??= { status: 301, headers: { location: `${appUrlFor(deps.config, deps.baseUrl)}/` } })))
     .add('GET', `${REDIRECT_PREFIX}:code`, open(redirect))
     .add('GET', `${REDIRECT_PREFIX}:code/preview`, open(preview))
+    .add('POST', `${REDIRECT_PREFIX}:code`, { handler: unlock, auth: false, body: 'json-or-form', rateLimited: false })
     .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))
@@ -64,6 +65,7 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('PATCH', '/api/v1/users/me', authed(patchMe, 'json'))
     .add('DELETE', '/api/v1/users/me', authed(deleteMe))
     .add('GET', '/api/v1/links', authed(getLinks))
+    .add('GET', '/api/v1/tags', authed(getTags))
     .add('POST', '/api/v1/links', authed(createLink, 'json'))
     .add('POST', '/api/v1/links/bulk', authed(createLinks, 'json'))
     .add('GET', '/api/v1/links/:code', authed(getLink))
@@ -163,6 +165,7 @@ export function createApp(deps: Deps): App {
     }
     // The body arrives at the client's pace: that is the request timeout's business, not this one's.
     if (handlerRoute.body === 'json') ctx.body = await readJson(req)
+    else if (handlerRoute.body === 'json-or-form') ctx.body = await readJsonOrForm(req)
     else if (hasBody(req)) await discardBody(req)
     const reply = handlerRoute.handler(ctx)
     const answer = reply instanceof Promise ? await deadline.run(reply) : reply

@@ -8,6 +8,7 @@ import type { ReadPools } from './db/read-pools.js'
 import type { Sql } from './db/types.js'
 import type { Reply } from './http/reply.js'
 import type { LocationLoader } from './links/location-loader.js'
+import type { VisitCaps } from './links/caps.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './links/visits.js'
 import type { FeedState, WriteHealth } from './health.js'
@@ -33,6 +34,8 @@ export interface Deps {
   reads: ReadPools
   /** cache misses of the redirect path, batched per event-loop turn */
   locations: LocationLoader
+  /** the visits a capped link has left, taken per event-loop turn (links/caps.ts) */
+  caps: VisitCaps
   visits: VisitCounter
   /** opens while the database cannot be reached: requests then fail at once (db/circuit.ts) */
   circuit: Circuit
@@ -76,8 +79,8 @@ export interface Route {
   handler: Handler
   /** needs a bearer session (401 otherwise) */
   auth: boolean
-  /** takes a JSON object body (415/413/422), or none (any body is counted and discarded) */
-  body: 'json' | 'none'
+  /** takes a JSON object body (415/413/422), a JSON object or an HTML form, or none (any body is counted and discarded) */
+  body: 'json' | 'json-or-form' | 'none'
   /** takes a token from the shared login/registration bucket (spec §8) */
   rateLimited: boolean
 }

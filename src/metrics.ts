@@ -4,8 +4,8 @@
 // see metrics-server.ts), never on the public port.
 import client from 'prom-client'
 
-export type RedirectOutcome = 'hit' | 'miss' | 'unknown' | 'expired' | 'disabled'
-const OUTCOMES: readonly RedirectOutcome[] = ['hit', 'miss', 'unknown', 'expired', 'disabled']
+export type RedirectOutcome = 'hit' | 'miss' | 'unknown' | 'expired' | 'disabled' | 'exhausted'
+const OUTCOMES: readonly RedirectOutcome[] = ['hit', 'miss', 'unknown', 'expired', 'disabled', 'exhausted']
 
 export interface Metrics {
   /** false: every call below does nothing, and requests are not timed for it */

@@ -24,6 +24,7 @@ import { Deadline, settlesWithin } from './time-limit.js'
 import { declaresTooMuch } from './http/body.js'
 import { answerClientError, answerConnect } from './http/client-errors.js'
 import { LocationLoader } from './links/location-loader.js'
+import { VisitCaps } from './links/caps.js'
 import { RedirectCache } from './links/redirect-cache.js'
 import { startStatsJob } from './links/stats-job.js'
 import { openCountries } from './links/geo.js'
@@ -160,6 +161,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       sessions,
       locations: new LocationLoader(db.sql, circuit, reads),
       reads,
+      caps: new VisitCaps(db.sql, circuit),
       circuit,
       visits,
       writes,

@@ -179,6 +179,9 @@ async function checkCodes(db, codes, expectLive) {
 
 /** Links of the delete points: beyond the 1M set, so that no code is seeded twice. */
 const DOOMED_BASE = 2_000_001
+/** Links with a visit cap (max_visits) no round reaches: beyond the delete points' links. */
+const CAPPED_BASE = 3_000_001
+const NEVER_REACHED = 1e12
 
 /**
  * The small set: `owners` accounts with 50 links each (links 1..owners*50), `creators` accounts
@@ -192,6 +195,11 @@ export async function seedSmall(db, { owners, creators, doomed, passwordHash }) 
   await insertUsers(db, 'creator', 1, creators, passwordHash)
   await insertUsers(db, 'doomed', 1, doomed, passwordHash)
   await insertLinks(db, 'doomed', DOOMED_BASE, DOOMED_BASE, DOOMED_BASE + doomed * LINKS_PER_OWNER - 1)
+  await insertUsers(db, 'capped', 1, owners, passwordHash)
+  await insertLinks(db, 'capped', CAPPED_BASE, CAPPED_BASE, CAPPED_BASE + owners * LINKS_PER_OWNER - 1)
+  await db.query(`update links set max_visits = ${NEVER_REACHED} where id in (select l.id from links l join users u on u.id = l.user_id where u.username like 'capped%')`)
+  await db.query(`insert into link_caps (code, visits_left) select code, max_visits from links where max_visits is not null`)
+  const cappedLinks = Array.from({ length: owners * LINKS_PER_OWNER }, (_, k) => CAPPED_BASE + k)
   const ownerTokens = await insertSessions(db, Array.from({ length: owners }, (_, k) => `owner${k + 1}`))
   const creatorTokens = await insertSessions(db, Array.from({ length: creators }, (_, k) => `creator${k + 1}`))
   const doomedTokens = await insertSessions(db, Array.from({ length: doomed }, (_, k) => `doomed${k + 1}`))
@@ -201,7 +209,8 @@ export async function seedSmall(db, { owners, creators, doomed, passwordHash }) 
   const unknown = Array.from({ length: 1_000 }, (_, k) => 100_000_001 + k) // never seeded
   await checkCodes(db, unknown.slice(0, 200).map(codeFor), 0)
   await checkCodes(db, doomedLinks.filter((_, k) => k % 997 === 0).map(([, c]) => c), Math.ceil(doomedLinks.length / 997))
-  return { links, unknown, ownerTokens, creatorTokens, doomedLinks }
+  await checkCodes(db, cappedLinks.filter((i) => i % 97 === 1).map(codeFor), cappedLinks.filter((i) => i % 97 === 1).length)
+  return { links, unknown, ownerTokens, creatorTokens, doomedLinks, cappedLinks }
 }
 
 /** The large set: links from..to (to = 1,000,000), 50 to an account, in batches with progress. */

@@ -29,8 +29,10 @@ export const DEV_RUN = SECONDS < 10 || ROUNDS < 3
 export const LOGINS_ONLY = process.env.BENCH_ONLY === 'logins'
 // Only the visit statistics' points (browser-like redirects, VISIT_STATS on and off in each round).
 export const STATS_ONLY = process.env.BENCH_ONLY === 'stats'
-if (process.env.BENCH_ONLY !== undefined && !LOGINS_ONLY && !STATS_ONLY) {
-  process.stderr.write('BENCH_ONLY may only be "logins" or "stats"\n')
+// Only the link limits' points (a capped link and a plain one in each round).
+export const LIMITS_ONLY = process.env.BENCH_ONLY === 'limits'
+if (process.env.BENCH_ONLY !== undefined && !LOGINS_ONLY && !STATS_ONLY && !LIMITS_ONLY) {
+  process.stderr.write('BENCH_ONLY may only be "logins", "stats" or "limits"\n')
   process.exit(2)
 }
 // The password hash as it ships: argon2id at the service's default cost, on its default threads.

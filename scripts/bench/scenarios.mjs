@@ -76,6 +76,14 @@ export function groups(f) {
       ],
     },
     {
+      title: 'link limits on the redirect path: a capped link (max_visits, a database take per GET) and a plain one, 1 worker, 64 connections',
+      limits: true,
+      entries: [
+        { key: 'plain_vs_capped', label: 'hot redirect, no cap', on: 'svc-api', c: C_THROUGHPUT, args: hot, visits: true },
+        { key: 'capped', label: 'hot redirect, max_visits set', on: 'svc-api', c: C_THROUGHPUT, args: walk(f.capped1k), visits: true },
+      ],
+    },
+    {
       title: 'redirect latency at light load: 8 connections, hot cache, 1 worker',
       logins: true,
       entries: [

@@ -22,6 +22,8 @@ export const TABLES: readonly Table[] = [
   { name: 'sessions', key: ['token_hash'], sessions: true },
   // Tombstones included: a deleted code stays unusable (contract §4).
   { name: 'links', key: ['code'] },
+  // What the visit caps (max_visits) have left: without it, an imported cap would start full.
+  { name: 'link_caps', key: ['code'], optional: true },
   { name: 'visit_days', key: ['code', 'day'] },
   { name: 'visit_referrers', key: ['code', 'day', 'host'] },
   { name: 'visit_dims', key: ['code', 'day', 'dim', 'value'], optional: true },

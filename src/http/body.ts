@@ -113,6 +113,27 @@ export async function readJson(req: IncomingMessage, max = MAX_BODY_BYTES): Prom
   return parseJsonObject(await readBody(req, max))
 }
 
+/**
+ * A JSON object, or an HTML form (application/x-www-form-urlencoded, UTF-8) as an object of its
+ * first value per name: what a browser's form and an API client send alike. 415 for anything else.
+ */
+export async function readJsonOrForm(req: IncomingMessage, max = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
+  const type = req.headers['content-type']?.split(';', 1)[0]!.trim().toLowerCase()
+  if (type !== 'application/x-www-form-urlencoded') return readJson(req, max)
+  const coding = req.headers['content-encoding']
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') throw unsupportedEncoding()
+  let text: string
+  try {
+    text = utf8.decode(await readBody(req, max))
+  } catch (err) {
+    if (err instanceof TypeError) throw invalidBody('body is not valid UTF-8')
+    throw err
+  }
+  const form: Record<string, unknown> = {}
+  for (const [name, value] of new URLSearchParams(text)) if (!Object.hasOwn(form, name)) form[name] = value
+  return form
+}
+
 /** For routes that take no body: the size limit still holds (contract §3, logout). */
 export async function discardBody(req: IncomingMessage, max = MAX_BODY_BYTES): Promise<void> {
   if (hasBody(req)) await readBody(req, max)

@@ -33,6 +33,11 @@ export const currentPasswordIncorrect = () =>
 export const linkNotFound = () => new HttpError(404, 'LINK_NOT_FOUND', 'no such link')
 export const linkExpired = () => new HttpError(410, 'LINK_EXPIRED', 'this link has expired')
 export const linkDisabled = () => new HttpError(410, 'LINK_DISABLED', 'this link has been disabled')
+/** A link with a password, asked without one (GET, or a POST without it), or with a wrong one. */
+export const linkPasswordRequired = (wrong = false) =>
+  new HttpError(401, 'LINK_PASSWORD_REQUIRED', wrong ? 'the password is not right' : 'this link has a password: POST it to /r/{code} as {"password"}')
+/** Its owner's cap (max_visits) was reached. */
+export const linkExhausted = () => new HttpError(410, 'LINK_EXHAUSTED', 'this link has reached its maximum number of visits')
 /** The owner's change of a link an operator disabled. */
 export const linkLocked = () => new HttpError(403, 'LINK_DISABLED', 'this link has been disabled by an operator; it can only be deleted')
 export const accountDisabled = () => new HttpError(403, 'ACCOUNT_DISABLED', 'this account has been disabled')

@@ -7,16 +7,25 @@ import { isConnectionLost } from '../db/errors.js'
 import { serviceUnavailable } from '../http/errors.js'
 import type { Sql } from '../db/types.js'
 import { findLocations } from './queries.js'
-import { NO_EXPIRY } from './redirect-cache.js'
+import { NO_EXPIRY, NO_START, type CachedCard } from './redirect-cache.js'
 
 const MAX_BATCH = 500
 
-/** Where a live code redirects to, and until when (ms since the epoch, or NO_EXPIRY); or that an operator stopped it. */
+/** Where a live code redirects to, from when until when (ms since the epoch, or NO_START, NO_EXPIRY); whether a cap limits it, or is reached; or that an operator stopped it. */
 export interface Target {
   location: string
   expiresAt: number
+  startsAt: number
+  capped: boolean
+  locked: boolean
+  /** undefined: no card */
+  card: CachedCard | undefined
+  exhausted: boolean
   disabled: boolean
 }
+
+const cardOf = (r: { title: string | null; description: string | null; image_url: string | null }): CachedCard | undefined =>
+  r.title === null && r.description === null && r.image_url === null ? undefined : { title: r.title, description: r.description, imageUrl: r.image_url }
 
 type Waiter = { resolve: (target: Target | undefined) => void; reject: (err: unknown) => void }
 
@@ -57,7 +66,12 @@ export class LocationLoader {
     this.#find(codes).then(
       (rows) => {
         this.circuit?.succeeded()
-        const found = new Map(rows.map((r) => [r.code, { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, disabled: r.disabled }]))
+        const found = new Map(
+          rows.map((r) => [
+            r.code,
+            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, card: cardOf(r), exhausted: r.exhausted, disabled: r.disabled },
+          ]),
+        )
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
       },
       (err: unknown) => {

@@ -16,10 +16,25 @@ export interface LinkRow {
   expires_at: Date | null
   /** an operator disabled it or blocked its host (sql/0007_abuse_controls.sql), or reports suspended it (sql/0012_reports.sql) */
   disabled: boolean
+  starts_at: Date | null
+  max_visits: number | null
+  /** of the cap: visits still allowed (not below 0); null without a cap */
+  visits_left: number | null
+  /** it has a password (the hash itself is never read here) */
+  password_protected: boolean
+  /** as given; compared case-insensitively */
+  tags: string[]
+  /** the preview card; null: none */
+  title: string | null
+  description: string | null
+  image_url: string | null
 }
 
 const columns = (sql: Sql | Tx) =>
-  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled`
+  sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
+      starts_at, max_visits::float8 as max_visits,
+      (select greatest(c.visits_left, 0)::float8 from link_caps c where c.code = live_links.code) as visits_left,
+      password_hash is not null as password_protected, tags, title, description, image_url`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
 
@@ -44,14 +59,15 @@ export interface UrlForms {
 export async function insertLink(
   sql: Sql,
   userId: string,
-  link: UrlForms & { code?: string; expiresAt: Date | null },
+  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null; tags: string[] } & Card,
   maxLinks: number,
   allowance: CreateAllowance,
 ): Promise<CreateResult> {
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
     select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
-                              ${allowance.perMinute}, ${allowance.youngHours})`
+                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash}, ${link.tags}::text[],
+                              ${link.title}, ${link.description}, ${link.imageUrl})`
   if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
@@ -63,7 +79,22 @@ export async function insertLink(
     last_visited_at: r!.r_last_visited_at,
     expires_at: r!.r_expires_at,
     disabled: false, // its host was just checked, and no operator has seen it yet
+    starts_at: link.startsAt,
+    max_visits: link.maxVisits,
+    visits_left: link.maxVisits,
+    password_protected: link.passwordHash !== null,
+    tags: link.tags,
+    title: link.title,
+    description: link.description,
+    image_url: link.imageUrl,
   }
+}
+
+/** A link's preview card; each part may be null. */
+export interface Card {
+  title: string | null
+  description: string | null
+  imageUrl: string | null
 }
 
 export type BulkOutcome = LinkRow | 'limit' | 'taken' | 'blocked' | 'aborted' | { retryAfterSeconds: number }
@@ -103,6 +134,14 @@ export async function insertLinks(
           last_visited_at: null,
           expires_at: links[i]!.expiresAt,
           disabled: false,
+          starts_at: null,
+          max_visits: null,
+          visits_left: null,
+          password_protected: false,
+          tags: [],
+          title: null,
+          description: null,
+          image_url: null,
         })
 }
 
@@ -118,11 +157,31 @@ interface CreatedRow {
   r_retry_after: number | null
 }
 
-export function listLinks(sql: Sql, userId: string): Promise<LinkRow[]> {
+/** What a list is narrowed to: a tag (case-insensitive), a substring of the url or the code (case-insensitive). */
+export interface LinkFilter {
+  tag?: string
+  q?: string
+}
+
+export function listLinks(sql: Sql, userId: string, filter: LinkFilter = {}): Promise<LinkRow[]> {
+  const tag = filter.tag ?? null
+  const q = filter.q ?? null
   return sql<LinkRow[]>`
     select ${columns(sql)} from live_links
     where user_id = ${userId}
+      and (${tag}::text is null or exists (select 1 from unnest(tags) t where lower(t) = lower(${tag}::text)))
+      and (${q}::text is null or strpos(lower(url), lower(${q}::text)) > 0 or strpos(lower(code), lower(${q}::text)) > 0)
     order by id desc`
+}
+
+/** An owner's tags, each with how many of their links carry it; one spelling per tag (the first in sort order). */
+export function listTags(sql: Sql, userId: string): Promise<{ tag: string; links: number }[]> {
+  return sql<{ tag: string; links: number }[]>`
+    select min(t) as tag, count(distinct l.code)::int as links
+    from live_links l, unnest(l.tags) t
+    where l.user_id = ${userId}
+    group by lower(t)
+    order by lower(t)`
 }
 
 export async function findLink(sql: Sql, userId: string, code: string): Promise<LinkRow | undefined> {
@@ -131,10 +190,21 @@ export async function findLink(sql: Sql, userId: string, code: string): Promise<
   return row
 }
 
-/** What a PATCH changes: an absent field stays; an expiry of null clears it. */
+/** What a PATCH changes: an absent field stays; a null clears it. */
 export interface LinkChange {
   url?: UrlForms
   expiresAt?: Date | null
+  startsAt?: Date | null
+  /** a new cap counts the visits already made: those under the old cap, or all (as flushed) without one */
+  maxVisits?: number | null
+  /** the new password's hash; null removes the password */
+  passwordHash?: string | null
+  /** replaces the tags */
+  tags?: string[]
+  /** each: null clears it */
+  title?: string | null
+  description?: string | null
+  imageUrl?: string | null
 }
 
 /**
@@ -144,6 +214,11 @@ export interface LinkChange {
  */
 export async function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | 'not-found' | 'disabled' | 'blocked'> {
   const keepExpiry = change.expiresAt === undefined
+  const keepStart = change.startsAt === undefined
+  const keepCap = change.maxVisits === undefined
+  const cap = change.maxVisits ?? null
+  const keepPassword = change.passwordHash === undefined
+  const keepTags = change.tags === undefined
   const newHost = change.url?.host ?? null
   // updated_at moves forward by at least a millisecond, the precision clients see. The link is
   // not disabled (or nothing changes), so it is stopped only when its host is blocked: a new
@@ -155,6 +230,13 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         location = coalesce(${change.url?.location ?? null}::text, l.location),
         host_domains = case when ${newHost}::text is null then l.host_domains else domains_of(${newHost}::text) end,
         expires_at = case when ${keepExpiry}::boolean then l.expires_at else ${change.expiresAt ?? null}::timestamptz end,
+        starts_at = case when ${keepStart}::boolean then l.starts_at else ${change.startsAt ?? null}::timestamptz end,
+        password_hash = case when ${keepPassword}::boolean then l.password_hash else ${change.passwordHash ?? null}::text end,
+        max_visits = case when ${keepCap}::boolean then l.max_visits else ${cap}::bigint end,
+        tags = case when ${keepTags}::boolean then l.tags else ${change.tags ?? []}::text[] end,
+        title = case when ${change.title === undefined}::boolean then l.title else ${change.title ?? null}::text end,
+        description = case when ${change.description === undefined}::boolean then l.description else ${change.description ?? null}::text end,
+        image_url = case when ${change.imageUrl === undefined}::boolean then l.image_url else ${change.imageUrl ?? null}::text end,
         updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
       from live_links old
       where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
@@ -162,11 +244,29 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         and l.code = old.code and l.deleted_at is null and l.disabled_at is null and l.suspended_at is null
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
-                (old.host_blocked and ${newHost}::text is null) as disabled
+                (old.host_blocked and ${newHost}::text is null) as disabled,
+                l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected, l.tags,
+                l.title, l.description, l.image_url, old.max_visits as old_max, old.visits as old_visits
+    ),
+    -- A new cap counts the visits made: under the old cap (the difference is added to what is
+    -- left, on the row as it is now), or, without one, the visits as flushed.
+    cap_set as (
+      insert into link_caps as c (code, visits_left)
+      select changed.code, ${cap}::bigint - coalesce(changed.old_max, changed.old_visits) from changed
+      where not ${keepCap}::boolean and ${cap}::bigint is not null
+      on conflict (code) do update set visits_left = c.visits_left + excluded.visits_left
+      returning c.visits_left
+    ),
+    cap_gone as (
+      delete from link_caps c using changed where c.code = changed.code and not ${keepCap}::boolean and ${cap}::bigint is null
     )
-    select changed.*, pg_notify(${LINK_CHANNEL}, changed.code)::text as notified from changed`
+    select changed.*,
+           case when ${keepCap}::boolean then (select greatest(c.visits_left, 0) from link_caps c where c.code = changed.code)
+                else (select greatest(visits_left, 0) from cap_set) end::float8 as visits_left,
+           pg_notify(${LINK_CHANNEL}, changed.code)::text as notified
+    from changed`
   if (row !== undefined) {
-    const { notified: _, ...link } = row as LinkRow & { notified: unknown }
+    const { notified: _, old_max: _m, old_visits: _v, ...link } = row as LinkRow & { notified: unknown; old_max: unknown; old_visits: unknown }
     return link
   }
   const [why] = await sql<{ disabled: boolean }[]>`
@@ -184,6 +284,16 @@ export interface LocationRow {
   code: string
   location: string
   expires_at: Date | null
+  starts_at: Date | null
+  /** it has a cap (max_visits); exhausted: no visit is left of it */
+  capped: boolean
+  /** it has a password: the redirect asks for it */
+  locked: boolean
+  /** the preview card, for link-preview fetchers */
+  title: string | null
+  description: string | null
+  image_url: string | null
+  exhausted: boolean
   /** the link, its owner or its host is disabled by an operator, or reports suspended it: 410, whatever the expiry */
   disabled: boolean
 }
@@ -197,9 +307,43 @@ export interface LocationRow {
  */
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
-    select l.code, l.location, l.expires_at, (l.stopped or u.disabled_at is not null) as disabled
-    from live_links l join users u on u.id = l.user_id
+    select l.code, l.location, l.expires_at, l.starts_at, c.code is not null as capped, l.password_hash is not null as locked, coalesce(c.visits_left <= 0, false) as exhausted,
+           l.title, l.description, l.image_url,
+           (l.stopped or u.disabled_at is not null) as disabled
+    from live_links l join users u on u.id = l.user_id left join link_caps c on c.code = l.code
     where l.code = any(${codes}::text[])`
+}
+
+/** The password hash of a live link, or undefined (no such link, or no password). */
+export async function findLinkPassword(sql: Sql, code: string): Promise<string | undefined> {
+  const [row] = await sql<{ password_hash: string | null }[]>`select password_hash from links where code = ${code} and deleted_at is null`
+  return row?.password_hash ?? undefined
+}
+
+/**
+ * Takes counts[i] visits from the cap of codes[i] (link_caps), in one statement, never below 0;
+ * with a count of 0, only reads it. Each code's `before` is what its cap had left before this take (0 when a
+ * concurrent take emptied it meanwhile), or null when it has no cap (any more; a deleted link has
+ * none). The row lock of the update orders concurrent takes across nodes: none is granted twice.
+ */
+export function takeVisits(sql: Sql, codes: string[], counts: number[]): Promise<{ code: string; before: number | null }[]> {
+  // The last select reads the rows as they were before `took` (one snapshot per statement): it
+  // answers only the codes `took` did not update.
+  return sql<{ code: string; before: number | null }[]>`
+    with want as (select w.code, w.n from unnest(${codes}::text[], ${counts}::int[]) as w(code, n)),
+    -- Rows are locked in code order, whatever the plan: two nodes' batches cannot deadlock. A
+    -- locked row is read as it is now (not as the statement's snapshot saw it), and stays so.
+    locked as (select c.code, c.visits_left from link_caps c join want w on w.code = c.code where w.n > 0 order by c.code for update of c),
+    took as (
+      update link_caps c set visits_left = c.visits_left - least(w.n, c.visits_left)
+      from want w, locked k
+      where c.code = w.code and k.code = c.code and c.visits_left > 0)
+    select w.code,
+           case when k.code is not null then greatest(k.visits_left, 0)
+                when c.code is null then null
+                when w.n > 0 then 0
+                else greatest(c.visits_left, 0) end::float8 as before
+    from want w left join locked k on k.code = w.code left join link_caps c on c.code = w.code`
 }
 
 /** Why a link does not redirect, as a visitor's page says it: a blocked destination first (the visitor must be warned). */
@@ -209,12 +353,15 @@ export interface VisitorRow {
   url: string
   expires_at: Date | null
   stopped: StopReason | null
+  /** before its start the link is as unknown */
+  starts_at: Date | null
+  exhausted: boolean
 }
 
 /** A live link as a visitor may see it (the preview, the page of a stopped link); undefined when there is none. */
 export async function findForVisitor(sql: Sql, code: string): Promise<VisitorRow | undefined> {
   const [row] = await sql<VisitorRow[]>`
-    select l.url, l.expires_at,
+    select l.url, l.expires_at, l.starts_at, coalesce((select c.visits_left <= 0 from link_caps c where c.code = l.code), false) as exhausted,
            case when l.host_blocked then 'blocked'
                 when l.disabled_at is not null or u.disabled_at is not null then 'disabled'
                 when l.stopped then 'suspended' end as stopped

@@ -1,24 +1,55 @@
-// The redirect cache: code → ready Location, "disabled", or a short-lived "unknown", within a byte
-// budget, evicted by CLOCK (docs/decisions.md, "Links").
+// The redirect cache: code → ready Location (or a capped one), "disabled", "exhausted", or a
+// short-lived "unknown", within a byte budget, evicted by CLOCK (docs/decisions.md, "Links").
 
 const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
 const MISSING_ENTRY_BYTES = ENTRY_OVERHEAD_BYTES
 
-/** What `get` knows: a Location, MISSING for a code known not to exist, EXPIRED, DISABLED, or undefined. */
+/** What `get` knows: a Location, a Guarded one, MISSING for a code known not to exist (or not started), EXPIRED, DISABLED, EXHAUSTED, or undefined. */
 export const MISSING = null
 export const EXPIRED = false
 /** An operator stopped the link (or its owner, or its host): kept like a Location, until a change is notified. */
 export const DISABLED = 0
+/** Its cap (max_visits) was reached: kept until a change (the owner raising the cap) is notified. */
+export const EXHAUSTED = -1
 /** The expiry of a link that never expires. */
 export const NO_EXPIRY = Infinity
+/** The start of a link that has no starts_at. */
+export const NO_START = 0
+
+/** A link's preview card, as its owner wrote it (at least one part set). */
+export interface CachedCard {
+  title: string | null
+  description: string | null
+  imageUrl: string | null
+}
+
+/**
+ * A link that needs more than its Location: a cap (max_visits: each GET takes a visit from the
+ * database before its 302, caps.ts), a password (asked before the redirect, redirect.ts unlock),
+ * a preview card (for the fetchers of preview-fetchers.ts), or several of them.
+ */
+export class Guarded {
+  constructor(
+    readonly location: string,
+    readonly capped: boolean,
+    readonly locked: boolean,
+    readonly card: CachedCard | undefined = undefined,
+  ) {}
+}
+
+/** What an entry holds: what `set` is given. */
+export type Stored = string | Guarded | typeof DISABLED | typeof EXHAUSTED
+export type Answer = Stored | typeof MISSING | typeof EXPIRED
 
 interface Entry {
-  /** the Location, DISABLED, or null for "unknown" */
-  location: string | typeof DISABLED | null
+  /** the Location (plain or Guarded), DISABLED, EXHAUSTED, or null for "unknown" */
+  location: Stored | null
   /** for "unknown": until when (ms, monotonic) */
   until: number
   /** the link's expiry (ms since the epoch, wall clock), or NO_EXPIRY */
   expiresAt: number
+  /** the link's start (ms since the epoch, wall clock), or NO_START: before it, the code is unknown */
+  startsAt: number
   /** read since the clock hand last passed: gets a second chance */
   used: boolean
   /** the cache's generation when stored: older than the current one, it is only a fallback (`stale`) */
@@ -59,7 +90,7 @@ export class RedirectCache {
     return this.#epoch
   }
 
-  get(code: string): string | typeof MISSING | typeof EXPIRED | typeof DISABLED | undefined {
+  get(code: string): Answer | undefined {
     const entry = this.#entries.get(code)
     if (entry === undefined || entry.generation !== this.#generation) return undefined
     return this.#answer(code, entry)
@@ -69,18 +100,19 @@ export class RedirectCache {
    * What a code had before the change feed came back (see `resume`), for when the read that
    * should replace it fails: undefined when there is none (or it is fresh, so `get` has it).
    */
-  stale(code: string): string | typeof MISSING | typeof EXPIRED | typeof DISABLED | undefined {
+  stale(code: string): Answer | undefined {
     const entry = this.#entries.get(code)
     if (entry === undefined || entry.generation === this.#generation) return undefined
     return this.#answer(code, entry)
   }
 
-  #answer(code: string, entry: Entry): string | typeof MISSING | typeof EXPIRED | typeof DISABLED | undefined {
+  #answer(code: string, entry: Entry): Answer | undefined {
     if (entry.location !== null) {
       entry.used = true
-      if (entry.location === DISABLED) return DISABLED
-      // The clock is read only for links that expire.
+      if (entry.location === DISABLED || entry.location === EXHAUSTED) return entry.location
+      // The clock is read only for links that expire or start later.
       if (entry.expiresAt !== NO_EXPIRY && entry.expiresAt <= this.wallNow()) return EXPIRED
+      if (entry.startsAt !== NO_START && entry.startsAt > this.wallNow()) return MISSING
       return entry.location
     }
     if (entry.until > this.now()) return MISSING
@@ -89,10 +121,10 @@ export class RedirectCache {
   }
 
   /**
-   * Stores what the database said (a Location, DISABLED or undefined, and the link's expiry),
-   * unless a write happened since `epoch`.
+   * Stores what the database said (a Location, plain or Guarded, DISABLED, EXHAUSTED or undefined,
+   * and the link's expiry and start), unless a write happened since `epoch`.
    */
-  set(code: string, location: string | typeof DISABLED | undefined, epoch: number, expiresAt: number = NO_EXPIRY): void {
+  set(code: string, location: Stored | undefined, epoch: number, expiresAt: number = NO_EXPIRY, startsAt: number = NO_START): void {
     if (!this.#enabled || epoch !== this.#epoch) return
     if (location === undefined && this.negativeMs === 0) return
     const cost = costOf(location ?? null)
@@ -100,7 +132,7 @@ export class RedirectCache {
     this.#remove(code)
     while (this.#bytes + cost > this.maxBytes) this.#evictOne()
     const until = location === undefined ? this.now() + this.negativeMs : 0
-    this.#entries.set(code, { location: location ?? null, until, expiresAt, used: false, generation: this.#generation })
+    this.#entries.set(code, { location: location ?? null, until, expiresAt, startsAt, used: false, generation: this.#generation })
     this.#bytes += cost
   }
 
@@ -182,9 +214,15 @@ export class RedirectCache {
   }
 }
 
-function costOf(location: string | typeof DISABLED | null): number {
-  return location === null || location === DISABLED ? MISSING_ENTRY_BYTES : entryBytes(location)
+function costOf(location: Stored | null): number {
+  if (typeof location === 'string') return entryBytes(location)
+  if (!(location instanceof Guarded)) return MISSING_ENTRY_BYTES
+  const card = location.card
+  const cardBytes = card === undefined ? 0 : GUARDED_BYTES + (card.title?.length ?? 0) + (card.description?.length ?? 0) + (card.imageUrl?.length ?? 0)
+  return entryBytes(location.location) + GUARDED_BYTES + cardBytes
 }
+
+const GUARDED_BYTES = 24 // the Guarded object
 
 /** What an entry for this Location counts against CACHE_MAX_BYTES (the bench sizes its sets by it). */
 export const entryBytes = (location: string): number => ENTRY_OVERHEAD_BYTES + location.length

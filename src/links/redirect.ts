@@ -1,20 +1,24 @@
 // GET|HEAD /r/{code} (contract §5): the one home of the redirect decision (docs/decisions.md,
 // "the redirect path"). A plain request is answered by servePlain, any other through `redirect`.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Ctx, Deps } from '../context.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { clientKey, requester, type Ctx, type Deps } from '../context.js'
 import { trackResponse } from '../http/client-errors.js'
-import { HttpError, linkDisabled, linkExpired, linkNotFound } from '../http/errors.js'
+import { HttpError, invalidFields, linkDisabled, linkExhausted, linkExpired, linkNotFound, linkPasswordRequired } from '../http/errors.js'
 import { NOSNIFF, prerender, send, sendPrerendered, type Reply } from '../http/reply.js'
 import type { Target } from './location-loader.js'
-import { DISABLED, EXPIRED, MISSING, NO_EXPIRY } from './redirect-cache.js'
+import { Guarded, DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY, NO_START, type Answer, type Stored } from './redirect-cache.js'
 import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
 import { isShortCode, REDIRECT_PREFIX } from './short-code.js'
 import type { Visitor } from './visit-tally.js'
-import { stoppedReply, wantsPage } from './visitor.js'
+import { cardReply, passwordReply, stoppedReply, wantsPage } from './visitor.js'
+import { isPreviewFetcher } from './preview-fetchers.js'
+import { findLinkPassword } from './queries.js'
+import { noteFailedLinkPassword } from '../ratelimit/password-limits.js'
 
-/** What the redirect may touch: the cache, the batched look-up, the counters and the time budget; for a browser's page, the database and the base URL. */
-type Uses = 'cache' | 'locations' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl'
+/** What the redirect may touch: the cache, the batched look-up, the caps, the counters and the time budget; for a browser's page, the database and the base URL. */
+type Uses = 'cache' | 'locations' | 'caps' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl'
 type RedirectDeps = Pick<Deps, Uses>
 
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
@@ -82,9 +86,9 @@ function readPlain(req: IncomingMessage): boolean {
   return seen.host
 }
 
-/** A redirect served to a GET counts as a visit; a HEAD is not a visit. */
+/** A redirect served to a GET (or to the POST of a link's password) counts as a visit; a HEAD is not a visit. */
 function visit(deps: RedirectDeps, req: IncomingMessage, code: string, visitor: Visitor): void {
-  if (req.method !== 'GET') return
+  if (req.method === 'HEAD') return
   visitor.peer = req.socket.remoteAddress
   deps.visits.record(code, visitor)
 }
@@ -94,6 +98,8 @@ const VARY = ['vary', 'Accept'] as const
 const NOT_FOUND = prerender(linkNotFound(), VARY)
 const GONE = prerender(linkExpired(), VARY)
 const STOPPED = prerender(linkDisabled(), VARY)
+const USED_UP = prerender(linkExhausted(), VARY)
+const LOCKED = prerender(linkPasswordRequired(), VARY)
 const varied = (err: HttpError) => new HttpError(err.status, err.code, err.message, { [VARY[0]]: VARY[1] })
 
 /** How the app hears that a plain request was answered (its log line, its metrics), or failed. */
@@ -102,15 +108,23 @@ export interface Answered {
   failed(err: unknown, req: IncomingMessage, res: ServerResponse, requestId: string): void
 }
 
-/** What the cache or the database said of a code: its Location, MISSING, EXPIRED or DISABLED. */
-type Known = string | typeof MISSING | typeof EXPIRED | typeof DISABLED
+/** What the cache or the database said of a code: its Location (plain or Guarded), MISSING, EXPIRED, DISABLED or EXHAUSTED. */
+type Known = Answer
+/** A code that does not redirect. */
+type Stop = typeof MISSING | typeof EXPIRED | typeof DISABLED | typeof EXHAUSTED
 
-const knownOf = (target: Target | undefined, now: number): Known =>
-  target === undefined ? MISSING : target.disabled ? DISABLED : target.expiresAt <= now ? EXPIRED : target.location
+/** What the cache keeps of a target: its Location (with its start and expiry), Guarded, DISABLED, EXHAUSTED, or undefined (unknown). */
+const cachedOf = (target: Target | undefined): Stored | undefined =>
+  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked || target.card !== undefined ? new Guarded(target.location, target.capped, target.locked, target.card) : target.location
 
-/** What the cache keeps of a target: its Location (with its expiry), DISABLED, or undefined (unknown). */
-const cachedOf = (target: Target | undefined): string | typeof DISABLED | undefined =>
-  target === undefined ? undefined : target.disabled ? DISABLED : target.location
+/** The decision now, in the cache's order (redirect-cache.ts #answer). */
+function knownOf(target: Target | undefined, now: number): Known {
+  const stored = cachedOf(target)
+  if (stored === undefined) return MISSING
+  if (stored === DISABLED || stored === EXHAUSTED) return stored
+  if (target!.expiresAt <= now) return EXPIRED
+  return target!.startsAt > now ? MISSING : stored
+}
 
 /**
  * The decision for `code`: from the cache at once (a hit), or a promise of it after one batched
@@ -123,7 +137,7 @@ function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
   const epoch = cache.epoch // taken before the batch is sent, so a write in between keeps its result out
   return deps.locations.load(code).then(
     (target) => {
-      cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY)
+      cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY, target?.startsAt ?? NO_START)
       return knownOf(target, Date.now())
     },
     // After the change feed came back, what the cache held answers until a read succeeds.
@@ -133,8 +147,23 @@ function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
 
 /** Counts the decision in the metrics, once, whichever path answers it. */
 function counted(deps: RedirectDeps, known: Known, source: 'hit' | 'miss'): Known {
-  deps.metrics.redirect(known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === DISABLED ? 'disabled' : source)
+  deps.metrics.redirect(known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === DISABLED ? 'disabled' : known === EXHAUSTED ? 'exhausted' : source)
   return known
+}
+
+/**
+ * A capped link's decision, after the database allowed it (caps.ts): a GET takes a visit of the
+ * cap, a HEAD only asks whether one is left. Refused, the link is used up: the cache keeps that
+ * (unless the owner changed the link meanwhile: `epoch`), so the next ones need no read.
+ */
+function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, capped: Guarded): Promise<string | typeof EXHAUSTED> {
+  if (!capped.capped) return Promise.resolve(capped.location)
+  const epoch = deps.cache.epoch
+  return deps.caps.allow(code, req.method !== 'HEAD').then((allowed) => {
+    if (allowed) return capped.location
+    deps.cache.set(code, EXHAUSTED, epoch)
+    return EXHAUSTED
+  })
 }
 
 /**
@@ -173,8 +202,10 @@ export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessa
 }
 
 /** The page a browser gets for a code that does not redirect (visitor.ts), within the time budget. */
-const stoppedPageOf = (deps: RedirectDeps, code: string, known: typeof MISSING | typeof EXPIRED | typeof DISABLED): Promise<Reply> =>
-  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : 'stopped'))
+const stoppedPageOf = (deps: RedirectDeps, code: string, known: Stop): Promise<Reply> =>
+  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === EXHAUSTED ? 'exhausted' : 'stopped'))
+
+const prerenderedOf = (known: Stop) => (known === MISSING ? NOT_FOUND : known === EXPIRED ? GONE : known === EXHAUSTED ? USED_UP : STOPPED)
 
 /**
  * 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. Only on the way to
@@ -188,8 +219,19 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
     res.end()
     return
   }
+  if (known instanceof Guarded) {
+    if (known.card !== undefined && !known.locked && isPreviewFetcher(visitor.userAgent)) {
+      return send(res, cardReply(deps.baseUrl, code, known.location, known.card), { 'x-request-id': requestId })
+    }
+    if (known.locked) {
+      if (wantsPage(req)) return send(res, passwordReply(code, false), { 'x-request-id': requestId })
+      return sendPrerendered(res, LOCKED, requestId)
+    }
+    const mine = { ...visitor } // on a hit, `visitor` is the scratch object of the next request
+    return new Deadline(deps.config.dbTimeoutMs).run(afterCap(deps, req, code, known)).then((decided) => answer(deps, req, res, code, decided, mine, requestId))
+  }
   if (wantsPage(req)) return stoppedPageOf(deps, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
-  sendPrerendered(res, known === MISSING ? NOT_FOUND : known === EXPIRED ? GONE : STOPPED, requestId)
+  sendPrerendered(res, prerenderedOf(known), requestId)
 }
 
 /** The general path (CORS, a body, no Host...): the same decision, as a Reply or an HttpError. */
@@ -205,12 +247,56 @@ export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
 }
 
 function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<Reply> {
+  if (known instanceof Guarded) {
+    if (known.card !== undefined && !known.locked && ctx.req.method !== 'POST' && isPreviewFetcher(ctx.req.headers['user-agent'])) {
+      return cardReply(ctx.deps.baseUrl, code, known.location, known.card)
+    }
+    if (known.locked) {
+      if (wantsPage(ctx.req)) return passwordReply(code, false)
+      throw varied(linkPasswordRequired())
+    }
+    return afterCap(ctx.deps, ctx.req, code, known).then((decided) => replyFor(ctx, code, decided))
+  }
   if (typeof known !== 'string' && wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
   if (known === MISSING) throw varied(linkNotFound())
   if (known === EXPIRED) throw varied(linkExpired())
   if (known === DISABLED) throw varied(linkDisabled())
+  if (known === EXHAUSTED) throw varied(linkExhausted())
   const h = ctx.req.headers
   // Node joins a repeated X-Forwarded-For with ", ": a string, like every header but Set-Cookie.
   visit(ctx.deps, ctx.req, code, { userAgent: h['user-agent'], referer: h.referer, forwardedFor: h['x-forwarded-for'] as string | undefined, peer: undefined })
   return { status: 302, headers: { location: known, [NO_STORE[0]]: NO_STORE[1] } }
+}
+
+/**
+ * POST /r/{code} with {"password"} (JSON or a browser's form): the right password gives what a GET
+ * of a link without one would (302 and a visit, or the cap's 410); a wrong one 401 again (the form
+ * for a browser), held back longer after five per link or per address, as failed logins are. A
+ * link without a password answers as its GET. No cookie: each visit asks again.
+ */
+export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<Reply> {
+  const code = ctx.param
+  if (!isShortCode(code)) return redirect(ctx)
+  const looked = lookUp(ctx.deps, code)
+  const known = counted(ctx.deps, looked instanceof Promise ? await looked : looked, looked instanceof Promise ? 'miss' : 'hit')
+  if (!(known instanceof Guarded) || !known.locked) return replyFor(ctx, code, known)
+  const { password } = ctx.body
+  const page = wantsPage(ctx.req)
+  if (password === undefined || password === null || password === '') {
+    if (page) return passwordReply(code, false)
+    throw varied(linkPasswordRequired())
+  }
+  if (typeof password !== 'string') throw invalidFields([{ field: 'password', code: 'TYPE', message: 'must be a string' }])
+  const stored = await findLinkPassword(ctx.deps.sql, code)
+  const unlocked = new Guarded(known.location, known.capped, false)
+  // Removed meanwhile (the change is on its way to the cache): the link is open.
+  if (stored === undefined) return replyFor(ctx, code, unlocked)
+  const verdict = await ctx.deadline.excluding(ctx.deps.passwords.verify(password, stored, requester(ctx, `link ${code}`)))
+  if (!verdict.ok) {
+    const delayMs = await noteFailedLinkPassword(ctx.deps.buckets, code, clientKey(ctx))
+    await ctx.deadline.excluding(sleep(delayMs))
+    if (page) return passwordReply(code, true)
+    throw varied(linkPasswordRequired(true))
+  }
+  return replyFor(ctx, code, unlocked)
 }

@@ -1,20 +1,20 @@
 // /api/v1/links (contract §4): the JSON API of links. The redirect itself lives in redirect.ts.
-import { sessionOf, type Ctx } from '../context.js'
+import { requester, sessionOf, type Ctx } from '../context.js'
 import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, linkLocked, linkNotFound, rateLimited, unauthorized, urlBlocked } from '../http/errors.js'
 import { csv, wantsCsv } from '../http/csv.js'
 import { Query } from '../http/query.js'
 import { json, noContent, type Reply } from '../http/reply.js'
-import { deleteLink, findLink, insertLink, insertLinks, listLinks, updateLink, type LinkRow } from './queries.js'
+import { deleteLink, findLink, insertLink, insertLinks, listLinks, listTags, updateLink, type LinkRow } from './queries.js'
 import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
-import { parseLinkChange, parseLinkCreate, toLocation, type LinkInput } from './validate.js'
+import { parseLinkChange, parseLinkCreate, tagProblem, toLocation, type LinkInput } from './validate.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
 /** Items of one bulk create: the cap's size, as no account can take more at once. */
 export const MAX_BULK_ITEMS = 50
 
 /** What the link routes may touch. */
-type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config'>
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords'>
 
 const present = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
@@ -26,7 +26,19 @@ const present = (baseUrl: string, link: LinkRow) => ({
   last_visited_at: link.last_visited_at?.toISOString() ?? null,
   expires_at: link.expires_at?.toISOString() ?? null,
   disabled: link.disabled,
+  starts_at: link.starts_at?.toISOString() ?? null,
+  max_visits: link.max_visits,
+  visits_left: link.visits_left,
+  password_protected: link.password_protected,
+  tags: link.tags,
+  title: link.title,
+  description: link.description,
+  image_url: link.image_url,
 })
+
+/** A link's password as stored: argon2id through the KDF pool, on the owner's turn. */
+const hashOf = (ctx: LinksCtx, password: string): Promise<string> =>
+  ctx.deadline.excluding(ctx.deps.passwords.hash(password, requester(ctx, `user ${sessionOf(ctx).userId}`)))
 
 /**
  * A url that leads to one of our own short links hides its destination behind a chain (and would
@@ -46,7 +58,8 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   refuseOwnShortLink(input.url, baseUrl)
   // The account's creates a minute are taken in the same statement, across every node (create_link).
   const allowance = { perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours }
-  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url) }, MAX_LINKS_PER_ACCOUNT, allowance)
+  const passwordHash = input.password === null ? null : await hashOf(ctx, input.password)
+  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowance)
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked()
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
@@ -54,6 +67,20 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   if ('retryAfterSeconds' in result) throw rateLimited(result.retryAfterSeconds)
   cache.invalidate(result.code)
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
+}
+
+/** A bulk create takes url, code and expires_at; a start, a cap, a password, tags or a card are set with a single create or a PATCH. */
+function refuseLimitsInBulk(input: LinkInput): void {
+  const fields = [
+    ...(input.startsAt === null ? [] : ['starts_at']),
+    ...(input.maxVisits === null ? [] : ['max_visits']),
+    ...(input.password === null ? [] : ['password']),
+    ...(input.tags.length === 0 ? [] : ['tags']),
+    ...(input.title === null ? [] : ['title']),
+    ...(input.description === null ? [] : ['description']),
+    ...(input.imageUrl === null ? [] : ['image_url']),
+  ]
+  if (fields.length > 0) throw invalidFields(fields.map((field) => ({ field, code: 'INVALID' as const, message: 'is not taken by a bulk create: create the link alone, or PATCH it' })))
 }
 
 /** An item's failure, as its own result: the error shape of a single create. */
@@ -79,6 +106,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
     try {
       const input = parseLinkCreate(item as Record<string, unknown>)
       refuseOwnShortLink(input.url, ctx.deps.baseUrl)
+      refuseLimitsInBulk(input)
       return input
     } catch (err) {
       if (err instanceof HttpError) return err
@@ -109,13 +137,27 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   return json(200, { results })
 }
 
-const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled'] as const
+/** The longest search: a url is at most 4,096 bytes, and no substring of one is longer. */
+const MAX_SEARCH_CHARS = 4096
+
+/** GET /api/v1/tags: the caller's tags, each with how many of their links carry it. */
+export async function getTags(ctx: LinksCtx): Promise<Reply> {
+  return json(200, { tags: await listTags(ctx.deps.sql, sessionOf(ctx).userId) })
+}
+
+const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled', 'starts_at', 'max_visits', 'visits_left', 'password_protected'] as const
 
 export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   const q = new Query(ctx.req.url)
   const format = q.oneOf('format', ['json', 'csv'] as const)
+  const tag = q.string('tag')
+  const search = q.string('q')
+  const problem = tag === undefined ? undefined : tagProblem(tag)
+  if (problem !== undefined) q.fail('tag', 'INVALID', problem)
+  if (search !== undefined && [...search].length > MAX_SEARCH_CHARS) q.fail('q', 'TOO_LONG', `must be at most ${MAX_SEARCH_CHARS} characters`)
   q.check()
-  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId)).map((l) => present(ctx.deps.baseUrl, l))
+  const filter = { ...(tag === undefined ? {} : { tag }), ...(search === undefined ? {} : { q: search }) }
+  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => present(ctx.deps.baseUrl, l))
   if (!wantsCsv(format, ctx.req.headers.accept)) return json(200, { links })
   const rows = links.map((l) => LINK_COLUMNS.map((c) => (typeof l[c] === 'boolean' ? String(l[c]) : l[c])))
   return csv([[...LINK_COLUMNS], ...rows], 'links.csv')
@@ -130,10 +172,11 @@ export async function getLink(ctx: LinksCtx): Promise<Reply> {
 
 export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
-  const { url, expiresAt } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
+  const { url, password, ...rest } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
   if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
-  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, expiresAt }
+  const passwordHash = password === undefined || password === null ? password : await hashOf(ctx, password)
+  const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...rest, passwordHash }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === 'not-found') throw linkNotFound()
   // An operator's decision stands: the owner may delete the link, not change it.

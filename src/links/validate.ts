@@ -14,11 +14,36 @@ const SPACE_OR_CONTROL = /[\p{Cc}\p{White_Space}]/u
 // (:60) is refused, as no clock we compare with has one.
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/
 
+/** A link's password: 8 to 128 characters (code points), any of them (contract §1's rule for passwords). */
+const LINK_PASSWORD_RULE = { min: 8, max: 128, allowNul: true }
+
+const TITLE_RULE = { min: 1, max: 200 }
+const DESCRIPTION_RULE = { min: 1, max: 500 }
+const CARD_FIELDS = ['title', 'description', 'image_url'] as const
+
+export const MAX_TAGS = 10
+export const MAX_TAG_CHARS = 32
+
+/** The largest max_visits: far beyond any real link, within every integer type on the way. */
+export const MAX_VISITS_CAP = 1_000_000_000
+
 export interface LinkInput {
   url: string
   code?: string
   /** null: the link never expires */
   expiresAt: Date | null
+  /** null: the link works from its creation */
+  startsAt: Date | null
+  /** null: no cap */
+  maxVisits: number | null
+  /** null: no password */
+  password: string | null
+  /** at most MAX_TAGS, no two equal but for case */
+  tags: string[]
+  /** the preview card: null, none */
+  title: string | null
+  description: string | null
+  imageUrl: string | null
 }
 
 export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
@@ -26,8 +51,16 @@ export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now(
   const url = checkUrl(f, f.string('url', URL_RULE))
   const code = checkCode(f, f.optionalString('code', CODE_RULE))
   const expiresAt = parseExpiry(f, body.expires_at, nowMs) ?? null
+  const startsAt = parseStart(f, body.starts_at, expiresAt ?? undefined) ?? null
+  const maxVisits = parseMaxVisits(f, body.max_visits) ?? null
+  const password = f.optionalString('password', LINK_PASSWORD_RULE) ?? null
+  const tags = parseTags(f, body.tags) ?? []
+  const title = f.optionalString('title', TITLE_RULE) ?? null
+  const description = f.optionalString('description', DESCRIPTION_RULE) ?? null
+  const imageUrl = checkImageUrl(f, f.optionalString('image_url', URL_RULE)) ?? null
   f.check()
-  return code === undefined ? { url: url!, expiresAt } : { url: url!, code, expiresAt }
+  const input = { url: url!, expiresAt, startsAt, maxVisits, password, tags, title, description, imageUrl }
+  return code === undefined ? input : { ...input, code }
 }
 
 /**
@@ -41,19 +74,107 @@ export function checkStoredLink(row: Record<string, unknown>): void {
   f.check()
 }
 
-/** A PATCH: `url` and/or `expires_at`; an expires_at of null clears the expiry (undefined: unchanged). */
-export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): { url?: string; expiresAt?: Date | null } {
+/** What a PATCH asks: an absent field stays (undefined); null clears expires_at, starts_at or max_visits. */
+export interface LinkChangeInput {
+  url?: string
+  expiresAt?: Date | null
+  startsAt?: Date | null
+  maxVisits?: number | null
+  /** null: remove the password */
+  password?: string | null
+  /** replaces the tags ([] or null: none) */
+  tags?: string[]
+  /** the preview card's parts: null clears one */
+  title?: string | null
+  description?: string | null
+  imageUrl?: string | null
+}
+
+/** The fields a PATCH may clear with null, besides url which it may only replace. */
+const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password', 'tags', ...CARD_FIELDS] as const
+
+/** A PATCH: `url`, `expires_at`, `starts_at`, `max_visits`, at least one of them. */
+export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): LinkChangeInput {
   const f = new Fields(body)
-  const givesExpiry = Object.hasOwn(body, 'expires_at')
+  const gives = (name: (typeof CLEARABLE)[number]) => Object.hasOwn(body, name)
   let url: string | undefined
-  if (givesExpiry || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
-  else f.fail('url', 'REQUIRED', 'is required unless expires_at is given')
-  const expiresAt = givesExpiry ? parseExpiry(f, body.expires_at, nowMs) : undefined
+  if (CLEARABLE.some(gives) || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
+  else f.fail('url', 'REQUIRED', 'is required unless another field of the link is given')
+  const expiresAt = gives('expires_at') ? parseExpiry(f, body.expires_at, nowMs) : undefined
+  const startsAt = gives('starts_at') ? parseStart(f, body.starts_at, expiresAt ?? undefined) : undefined
+  const maxVisits = gives('max_visits') ? parseMaxVisits(f, body.max_visits) : undefined
+  const password = f.optionalString('password', LINK_PASSWORD_RULE)
+  const tags = gives('tags') ? parseTags(f, body.tags) : undefined
+  const title = f.optionalString('title', TITLE_RULE)
+  const description = f.optionalString('description', DESCRIPTION_RULE)
+  const imageUrl = checkImageUrl(f, f.optionalString('image_url', URL_RULE))
   f.check()
-  const change: { url?: string; expiresAt?: Date | null } = {}
+  const change: LinkChangeInput = {}
   if (url !== undefined) change.url = url
-  if (givesExpiry) change.expiresAt = expiresAt ?? null
+  if (gives('expires_at')) change.expiresAt = expiresAt ?? null
+  if (gives('starts_at')) change.startsAt = startsAt ?? null
+  if (gives('max_visits')) change.maxVisits = maxVisits ?? null
+  if (gives('password')) change.password = password ?? null
+  if (gives('tags')) change.tags = tags ?? []
+  if (gives('title')) change.title = title ?? null
+  if (gives('description')) change.description = description ?? null
+  if (gives('image_url')) change.imageUrl = imageUrl ?? null
   return change
+}
+
+/** image_url: an absolute https URL (the url rules, and https: a card's image is loaded by others' apps). */
+function checkImageUrl(f: Fields, url: string | undefined): string | undefined {
+  if (url === undefined) return undefined
+  const problem = urlProblem(url) ?? (/^https:\/\//i.test(url) ? undefined : 'must be an https URL')
+  return problem === undefined ? url : f.fail('image_url', 'INVALID', problem)
+}
+
+/** One tag, as a query parameter takes it too: 1 to 32 characters, no control characters, no white space at either end. */
+export function tagProblem(tag: string): string | undefined {
+  const length = [...tag].length
+  if (length < 1 || length > MAX_TAG_CHARS) return `must be 1 to ${MAX_TAG_CHARS} characters`
+  if (/\p{Cc}/u.test(tag) || hasInvisible(tag)) return 'must not contain control or invisible characters'
+  if (tag.trim() !== tag) return 'must not start or end with white space'
+  return undefined
+}
+
+/**
+ * tags: null, or an array of at most MAX_TAGS tags (tagProblem); a tag given twice (in any case)
+ * is kept once, as first written. Returns as parseExpiry does.
+ */
+function parseTags(f: Fields, value: unknown): string[] | undefined {
+  if (value === undefined || value === null) return value === null ? [] : undefined
+  if (!Array.isArray(value)) return f.fail('tags', 'TYPE', 'must be an array of strings or null')
+  const seen = new Map<string, string>()
+  for (const tag of value) {
+    if (typeof tag !== 'string') return f.fail('tags', 'TYPE', 'must be an array of strings or null')
+    const problem = tagProblem(tag)
+    if (problem !== undefined) return f.fail('tags', 'INVALID', `${JSON.stringify(tag.slice(0, 40))}: ${problem}`)
+    if (!seen.has(tag.toLowerCase())) seen.set(tag.toLowerCase(), tag)
+  }
+  if (seen.size > MAX_TAGS) return f.fail('tags', 'TOO_LONG', `must hold at most ${MAX_TAGS} tags`)
+  return [...seen.values()]
+}
+
+/**
+ * starts_at: null, or an RFC 3339 timestamp (a past one starts the link at once), before
+ * `expiresAt` when that is given too. Returns as parseExpiry does.
+ */
+function parseStart(f: Fields, value: unknown, expiresAt: Date | undefined): Date | null | undefined {
+  if (value === undefined || value === null) return value === null ? null : undefined
+  if (typeof value !== 'string') return f.fail('starts_at', 'TYPE', 'must be a string or null')
+  const at = parseTimestamp(value)
+  if (at === undefined) return f.fail('starts_at', 'INVALID', 'must be an RFC 3339 timestamp, e.g. 2030-01-31T12:00:00Z')
+  if (expiresAt !== undefined && at.getTime() >= expiresAt.getTime()) return f.fail('starts_at', 'INVALID', 'must be before expires_at')
+  return at
+}
+
+/** max_visits: null, or a whole number from 1 to MAX_VISITS_CAP. Returns as parseExpiry does. */
+function parseMaxVisits(f: Fields, value: unknown): number | null | undefined {
+  if (value === undefined || value === null) return value === null ? null : undefined
+  if (typeof value !== 'number' || !Number.isInteger(value)) return f.fail('max_visits', 'TYPE', 'must be a whole number or null')
+  if (value < 1 || value > MAX_VISITS_CAP) return f.fail('max_visits', 'INVALID', `must be from 1 to ${MAX_VISITS_CAP}`)
+  return value
 }
 
 /**

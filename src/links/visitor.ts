@@ -6,10 +6,11 @@ import type { IncomingMessage } from 'node:http'
 import { appUrlFor } from '../config.js'
 import type { Ctx, Deps } from '../context.js'
 import { prefersHtml } from '../http/accept.js'
-import { linkDisabled, linkExpired, linkNotFound } from '../http/errors.js'
+import { linkDisabled, linkExhausted, linkExpired, linkNotFound } from '../http/errors.js'
 import type { Reply } from '../http/reply.js'
-import { PAGE_HEADERS, previewPage, stoppedPage, type StoppedKind } from '../web/visitor-pages.js'
-import { findForVisitor } from './queries.js'
+import { cardPage, PAGE_HEADERS, PASSWORD_PAGE_HEADERS, passwordPage, previewPage, stoppedPage, type StoppedKind } from '../web/visitor-pages.js'
+import type { CachedCard } from './redirect-cache.js'
+import { findForVisitor, type VisitorRow } from './queries.js'
 import { isShortCode, shortUrl } from './short-code.js'
 
 type Uses = 'sql' | 'config' | 'baseUrl'
@@ -26,24 +27,43 @@ const reportUrl = (deps: Pick<Deps, Uses>, code: string | undefined) =>
 
 const pageReply = (status: number, html: string): Reply => ({ status, headers: { ...PAGE_HEADERS }, body: Buffer.from(html) })
 
+/** A preview card for a link-preview fetcher (200, noindex): it never counts as a visit. */
+export const cardReply = (baseUrl: string, code: string, location: string, card: CachedCard): Reply => ({
+  status: 200,
+  headers: { ...PAGE_HEADERS, 'x-robots-tag': 'noindex', vary: 'Accept, User-Agent' },
+  body: Buffer.from(cardPage(shortUrl(baseUrl, code), location, card)),
+})
+
+/** The form that asks a link's password (401), again after a wrong one. */
+export const passwordReply = (code: string, wrong: boolean): Reply => ({ status: 401, headers: { ...PASSWORD_PAGE_HEADERS }, body: Buffer.from(passwordPage(code, wrong)) })
+
 /**
  * The page for a code the redirect did not follow. A stopped link's reason is read now (the cache
  * keeps only that it is stopped): a page for people may cost a read that the redirect never does.
  */
-export async function stoppedReply(deps: Pick<Deps, Uses>, code: string, kind: 'unknown' | 'expired' | 'stopped'): Promise<Reply> {
+export async function stoppedReply(deps: Pick<Deps, Uses>, code: string, kind: 'unknown' | 'expired' | 'exhausted' | 'stopped'): Promise<Reply> {
   let shown: StoppedKind = kind === 'stopped' ? 'disabled' : kind
   if (kind === 'stopped') shown = (await findForVisitor(deps.sql, code))?.stopped ?? 'disabled'
   const { status, html } = stoppedPage(shown, isShortCode(code) ? code : undefined, reportUrl(deps, kind === 'unknown' ? undefined : code))
   return pageReply(status, html)
 }
 
+/** Why a link does not redirect, in the redirect's order (redirect.ts knownOf); undefined when it does. */
+function stateOf(link: VisitorRow | undefined, now: number): StoppedKind | undefined {
+  if (link === undefined) return 'unknown'
+  if (link.stopped !== null) return link.stopped
+  if (link.expires_at !== null && link.expires_at.getTime() <= now) return 'expired'
+  if (link.starts_at !== null && link.starts_at.getTime() > now) return 'unknown'
+  return link.exhausted ? 'exhausted' : undefined
+}
+
 /** GET /r/{code}/preview: a working link's destination, without redirecting; the same 404 and 410 as the redirect otherwise. */
 export async function preview(ctx: Ctx<Uses>): Promise<Reply> {
   const code = ctx.param
   const link = isShortCode(code) ? await findForVisitor(ctx.deps.sql, code) : undefined
-  const kind: StoppedKind | undefined = link === undefined ? 'unknown' : link.stopped ?? (link.expires_at !== null && link.expires_at.getTime() <= Date.now() ? 'expired' : undefined)
+  const kind = stateOf(link, Date.now())
   if (kind !== undefined) {
-    if (!wantsPage(ctx.req)) throw kind === 'unknown' ? linkNotFound() : kind === 'expired' ? linkExpired() : linkDisabled()
+    if (!wantsPage(ctx.req)) throw kind === 'unknown' ? linkNotFound() : kind === 'expired' ? linkExpired() : kind === 'exhausted' ? linkExhausted() : linkDisabled()
     const { status, html } = stoppedPage(kind, isShortCode(code) ? code : undefined, reportUrl(ctx.deps, kind === 'unknown' ? undefined : code))
     return pageReply(status, html)
   }

@@ -31,6 +31,18 @@ export async function noteFailedLogin(buckets: LeakyBuckets, username: string): 
   return failureDelayMs(level)
 }
 
+/**
+ * Counts a wrong guess of a link's password for the link and for the client's address, in the
+ * login's shape (five free, then 0.5 s doubling up to 15 s); resolves to the longer hold-back.
+ */
+export async function noteFailedLinkPassword(buckets: LeakyBuckets, code: string, address: string): Promise<number> {
+  const [link, from] = await Promise.all([
+    buckets.add(`link-password-failures ${code}`, FAILURE_LEVEL_CAP, FAILURES_DRAIN_PER_SECOND),
+    buckets.add(`link-password-failures address ${address}`, FAILURE_LEVEL_CAP, FAILURES_DRAIN_PER_SECOND),
+  ])
+  return failureDelayMs(Math.max(link.level, from.level))
+}
+
 /** Takes one password change or deletion from the account's and the address's allowance, or 429. */
 export async function takeChangeAllowance(buckets: LeakyBuckets, userId: string, address: string): Promise<void> {
   const rules = [

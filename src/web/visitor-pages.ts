@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { domainToUnicode } from 'node:url'
 
-export type StoppedKind = 'unknown' | 'expired' | 'disabled' | 'suspended' | 'blocked'
+export type StoppedKind = 'unknown' | 'expired' | 'exhausted' | 'disabled' | 'suspended' | 'blocked'
 
 const STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--surface:#fff;--text:#14171f;--muted:#555e6e;--border:#d5d9e0;--accent:#1d4ed8;--accent-text:#fff;--warn:#b42318;--warn-soft:#fdecea}
@@ -26,6 +26,11 @@ a{color:var(--accent);text-underline-offset:2px}
 a:focus-visible{outline:3px solid var(--accent);outline-offset:2px;border-radius:4px}
 .button{display:inline-flex;align-items:center;min-height:44px;padding:8px 16px;border-radius:8px;text-decoration:none;font-weight:500;border:1px solid var(--border);background:var(--surface);color:var(--text);margin:4px 8px 4px 0}
 .button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
+label{display:block;font-weight:600;margin:12px 0 4px}
+input{display:block;width:100%;min-height:44px;padding:8px 12px;border:1px solid var(--border);border-radius:8px;background:var(--bg);color:var(--text);font:inherit;margin-bottom:12px}
+input:focus-visible,.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+button.button{font:inherit;cursor:pointer}
+.error{color:var(--warn);font-weight:600}
 dl{margin:0}dt{font-size:.8rem;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}dd{margin:0 0 10px}
 `.trim()
 
@@ -33,6 +38,8 @@ const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64'
 
 /** No script, no source of anything but the page's own stylesheet; no form, no framing, no base. */
 export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
+/** The password page's: the same, but its one form may post to this origin. */
+const PASSWORD_PAGE_CSP = PAGE_CSP.replace("form-action 'none'", "form-action 'self'")
 
 /** The headers of every visitor page: its type and policy; never cached (a link's state changes). */
 export const PAGE_HEADERS = {
@@ -44,14 +51,18 @@ export const PAGE_HEADERS = {
   vary: 'Accept',
 } as const
 
+/** The headers of the password page (passwordPage). */
+export const PASSWORD_PAGE_HEADERS = { ...PAGE_HEADERS, 'content-security-policy': PASSWORD_PAGE_CSP } as const
+
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
 /** Every value a page shows goes through here. */
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
 
-function page(title: string, body: string): string {
+function page(title: string, body: string, head = ''): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)} · Link Service</title><style>${STYLE}</style></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)} · Link Service</title>
+${head}<style>${STYLE}</style></head>
 <body><header><span>Link Service</span></header><main>
 ${body}
 </main></body></html>
@@ -61,6 +72,7 @@ ${body}
 const WHAT: Record<StoppedKind, { status: 404 | 410; title: string; text: string; warn: boolean }> = {
   unknown: { status: 404, title: 'This short link does not exist', text: 'There is no link with this code. It may have been mistyped, or deleted by its owner.', warn: false },
   expired: { status: 410, title: 'This short link has expired', text: 'Its owner gave it an end date, and that date has passed. It no longer leads anywhere.', warn: false },
+  exhausted: { status: 410, title: 'This short link has been used up', text: 'Its owner allowed it a number of visits, and all of them have been made. It no longer leads anywhere.', warn: false },
   disabled: { status: 410, title: 'This short link has been disabled', text: 'The operator of this service has stopped it, usually because it was used for abuse. It no longer leads anywhere.', warn: true },
   suspended: { status: 410, title: 'This short link is suspended', text: 'Several people reported it as abuse. It is stopped until the operator of this service has looked at it.', warn: true },
   blocked: { status: 410, title: 'This short link leads to a dangerous site', text: 'Its destination is listed as phishing or malware on a block list this service follows, so it is not shown here and the link does not lead there. Do not look for it elsewhere.', warn: true },
@@ -77,6 +89,48 @@ export function stoppedPage(kind: StoppedKind, code: string | undefined, reportU
 ${code === undefined ? '' : `<p class="muted">Code: <span class="url">${escapeHtml(code)}</span></p>`}</div>
 ${report}${reportOther}`
   return { status: what.status, html: page(what.title, body) }
+}
+
+/**
+ * The form a browser gets for a link with a password (401): it posts the password to the same
+ * path, which answers the 302, or this page again. No script; nothing about the destination.
+ */
+export function passwordPage(code: string, wrong: boolean): string {
+  const error = wrong ? `<p class="error" id="password-error" role="alert">That password is not right. Check it and try again.</p>\n` : ''
+  const body = `<div class="panel"><p class="status">Password required</p>
+<h1>This short link is protected</h1>
+<p>Its owner gave it a password. Enter it to go on.</p>
+${error}<form method="post" action="${escapeHtml(code)}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required autofocus${wrong ? ' aria-invalid="true" aria-describedby="password-error"' : ''}>
+<button class="button primary" type="submit">Open the link</button>
+</form>
+<p class="muted">Code: <span class="url">${escapeHtml(code)}</span></p></div>`
+  return page('Password required', body)
+}
+
+/**
+ * The card a link-preview fetcher gets: Open Graph and Twitter card tags from what the owner
+ * wrote (every value escaped), noindex, and a plain link on to the destination.
+ */
+export function cardPage(shortUrl: string, location: string, card: { title: string | null; description: string | null; imageUrl: string | null }): string {
+  const meta = (attr: 'property' | 'name', key: string, value: string | null) =>
+    value === null ? '' : `<meta ${attr}="${key}" content="${escapeHtml(value)}">\n`
+  const title = card.title ?? shortUrl
+  const head =
+    '<meta name="robots" content="noindex">\n' +
+    meta('property', 'og:type', 'website') +
+    meta('property', 'og:url', shortUrl) +
+    meta('property', 'og:title', title) +
+    meta('property', 'og:description', card.description) +
+    meta('property', 'og:image', card.imageUrl) +
+    meta('name', 'twitter:card', card.imageUrl === null ? 'summary' : 'summary_large_image') +
+    meta('name', 'twitter:title', title) +
+    meta('name', 'twitter:description', card.description) +
+    meta('name', 'twitter:image', card.imageUrl)
+  const body = `<div class="panel"><h1>${escapeHtml(title)}</h1>
+${card.description === null ? '' : `<p>${escapeHtml(card.description)}</p>\n`}<a class="button primary" href="${escapeHtml(location)}" rel="noreferrer nofollow">Open the link</a></div>`
+  return page(title, body, head)
 }
 
 /** A working link's destination, shown without redirecting; the visitor decides. */

@@ -50,7 +50,7 @@ test('the stream: a header, users with password hashes, sessions, links with tom
   assert.is(of('visit_days')[0].humans, 3)
   assert.equal(of('visit_referrers').map((r) => r.host).sort(), ['direct', 'news.example'])
   const trailer = lines.at(-1)
-  assert.equal(trailer.counts, { users: 2, sessions: 2, links: 3, visit_days: 1, visit_referrers: 2, visit_dims: 4, blocked_hosts: 1, blocklist_sources: 0, reports: 0 })
+  assert.equal(trailer.counts, { users: 2, sessions: 2, links: 3, link_caps: 0, visit_days: 1, visit_referrers: 2, visit_dims: 4, blocked_hosts: 1, blocklist_sources: 0, reports: 0 })
   assert.equal(of('visit_dims').map((r) => r.dim).sort(), ['browser', 'country', 'device', 'os'])
   assert.equal(of('blocked_hosts').map((b) => b.host), ['blocked.example'])
 })

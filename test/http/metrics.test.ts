@@ -50,7 +50,7 @@ test('redirects are counted by outcome, and requests by route pattern and status
   const link = await newLink(srv.url, user.token)
   const before = (await scrape(srv.service.metricsUrl!)).text
   const count = (text: string, outcome: string) => sample(text, `link_service_redirects_total{outcome="${outcome}"}`) ?? 0
-  for (const outcome of ['hit', 'miss', 'unknown', 'expired', 'disabled']) assert.ok(sample(before, `link_service_redirects_total{outcome="${outcome}"}`) !== undefined, outcome)
+  for (const outcome of ['hit', 'miss', 'unknown', 'expired', 'disabled', 'exhausted']) assert.ok(sample(before, `link_service_redirects_total{outcome="${outcome}"}`) !== undefined, outcome)
   assert.is((await call(srv.url, 'GET', `/r/${link.code}`)).status, 302) // a miss: read from the database
   assert.is((await call(srv.url, 'GET', `/r/${link.code}`)).status, 302) // then a hit
   assert.is((await call(srv.url, 'GET', '/r/zzzzzzzz')).status, 404)

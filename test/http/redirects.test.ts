@@ -122,12 +122,16 @@ test('GET and HEAD / answer 301 to {APP_URL}/ without a doubled slash', async ({
   }
 })
 
-test('POST /r/{code} answers 405 with Allow: GET, HEAD', async ({ srv, user }) => {
+// issue 25: POST /r/{code} carries a link's password; PUT and DELETE stay 405
+test('POST /r/{code} takes a JSON or form body only (415 otherwise); PUT answers 405 with Allow: GET, HEAD, POST', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   const res = await call(srv.url, 'POST', `/r/${link.code}`)
-  assert.is(res.status, 405)
-  assert.is(res.headers.get('allow'), 'GET, HEAD')
-  assert.is(res.body.code, 'METHOD_NOT_ALLOWED')
+  assert.is(res.status, 415)
+  assert.is(res.body.code, 'UNSUPPORTED_MEDIA_TYPE')
+  const put = await call(srv.url, 'PUT', `/r/${link.code}`)
+  assert.is(put.status, 405)
+  assert.is(put.headers.get('allow'), 'GET, HEAD, POST')
+  assert.is(put.body.code, 'METHOD_NOT_ALLOWED')
 })
 
 // contract §4: visits counts GET redirects served (a HEAD is not a visit)

@@ -4,7 +4,7 @@
 // serve a stale Location).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { DISABLED, EXPIRED, MISSING, RedirectCache } from '../../src/links/redirect-cache.js'
+import { Guarded, DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY, RedirectCache } from '../../src/links/redirect-cache.js'
 
 /** A cache on a fake clock; `at(ms)` moves the clock. */
 function fakeCache(maxBytes: number, negativeMs = 5_000): { cache: RedirectCache; at(ms: number): void } {
@@ -315,3 +315,32 @@ resumed('without a hold in effect, resume starts from empty', () => {
 })
 
 resumed.run()
+
+// ---------------------------------------------------------------------------------------------
+
+const limits = suite('redirect cache: starts and caps (issue 25)')
+
+limits('before its start an entry answers MISSING, from its start the Location, by the wall clock', () => {
+  let wall = 1_000
+  const cache = new RedirectCache(1 << 20, 5_000, () => 0, () => wall)
+  cache.set('later000', 'https://e.com/', cache.epoch, NO_EXPIRY, 2_000)
+  assert.is(cache.get('later000'), MISSING)
+  wall = 2_000
+  assert.is(cache.get('later000'), 'https://e.com/')
+  wall = 1_999
+  assert.is(cache.get('later000'), MISSING, 'the same entry: no read was needed to start it')
+})
+
+limits('a capped link is kept as one Guarded object, returned as stored; EXHAUSTED is its own answer', () => {
+  const { cache } = fakeCache(1 << 20)
+  const capped = new Guarded('https://e.com/c', true, false)
+  cache.set('capped00', capped, cache.epoch)
+  assert.is(cache.get('capped00'), capped)
+  assert.ok(cache.bytes > costOf('https://e.com/c'.length), 'costs its Location and the object')
+  cache.set('capped00', EXHAUSTED, cache.epoch)
+  const answer = cache.get('capped00')
+  assert.is(answer, EXHAUSTED)
+  for (const other of [MISSING, EXPIRED, DISABLED]) assert.is.not(answer, other)
+})
+
+limits.run()
