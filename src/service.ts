@@ -124,8 +124,9 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         shared: () => readSharedGauges(db.sql),
       }))
     }
-    const countryOf = config.visitStats ? await openCountries(config.geoDb, log) : undefined
-    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, countryOf, metrics })
+    // Redirect rules ask for countries too; the file is read at the first look-up (geo.ts).
+    const countryOf = await openCountries(config.geoDb, log)
+    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, countryOf: config.visitStats ? countryOf : undefined, metrics })
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
@@ -164,6 +165,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       caps: new VisitCaps(db.sql, circuit),
       circuit,
       visits,
+      countryOf,
       writes,
       feedState: () => (feed === undefined ? 'none' : feed.listening ? 'up' : 'down'),
       log,
