@@ -32,7 +32,7 @@ const cardOf = (r: { title: string | null; description: string | null; image_url
   r.title === null && r.description === null && r.image_url === null ? undefined : { title: r.title, description: r.description, imageUrl: r.image_url }
 
 const rulesOf = (rules: Rule[] | null): CachedRule[] | undefined =>
-  rules === null || rules.length === 0 ? undefined : rules.map((r) => ({ if: r.if, location: toLocation(r.url) }))
+  !Array.isArray(rules) || rules.length === 0 ? undefined : rules.map((r) => ({ if: r.if, location: toLocation(r.url) }))
 
 type Waiter = { resolve: (target: Target | undefined) => void; reject: (err: unknown) => void }
 

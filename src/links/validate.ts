@@ -68,13 +68,15 @@ export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now(
 }
 
 /**
- * A stored link's code and url (a row of an import): the API's rules, the url unless the link is
- * deleted (a tombstone keeps only its code). Its expiry may be past. Throws the API's 422.
+ * A stored link's code, url and redirect rules (a row of an import): the API's rules, the url
+ * unless the link is deleted (a tombstone keeps only its code). Its expiry may be past. Throws the API's 422.
  */
 export function checkStoredLink(row: Record<string, unknown>): void {
   const f = new Fields(row)
   checkCode(f, f.string('code', CODE_RULE))
   if (row.deleted_at === null || row.deleted_at === undefined) checkUrl(f, f.string('url', URL_RULE))
+  // the redirect evaluates what it reads: rules come in only as the API would take them
+  if (row.rules !== null && row.rules !== undefined) parseRules(f, row.rules, ruleUrl(f))
   f.check()
 }
 
