@@ -4,8 +4,8 @@
 # newer. Writes docs/performance.md. Options (env): BENCH_SECONDS (10, max 15), BENCH_ROUNDS (3),
 # BENCH_LARGE=1 (adds the 1M-link set), BENCH_DATABASE_URL (an empty database to use) or
 # BENCH_ADMIN_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres: a fresh bench_* database is
-# created and dropped), BENCH_ARGON2_MEMORY_KIB, BENCH_ARGON2_ITERATIONS, BENCH_HUGE=1 (the 10M-link data set, scripts/bench/huge.mjs), BENCH_ONLY=logins, stats or limits (the login
-# points, the visit statistics' points, or a capped link against a plain one, only; docs/performance.md is left alone), BENCH_ACCESS_LOG (default: the service's, all), BENCH_KEEP=1.
+# created and dropped), BENCH_ARGON2_MEMORY_KIB, BENCH_ARGON2_ITERATIONS, BENCH_HUGE=1 (the 10M-link data set, scripts/bench/huge.mjs), BENCH_ONLY=logins, stats, limits or rules (the login
+# points, the visit statistics' points, a capped link or a link with 3 rules against a plain one, only; docs/performance.md is left alone), BENCH_ACCESS_LOG (default: the service's, all), BENCH_KEEP=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

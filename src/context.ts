@@ -17,6 +17,7 @@ import type { Metrics } from './metrics.js'
 import type { Passwords, Requester } from './passwords/passwords.js'
 import { clientKey as clientKeyOf } from './ratelimit/client-ip.js'
 import type { LeakyBuckets } from './ratelimit/leaky.js'
+import type { CountryOf } from './links/geo.js'
 import type { Limiter } from './ratelimit/limiter.js'
 import type { Deadline } from './time-limit.js'
 import type { AppFiles } from './web/static-files.js'
@@ -37,6 +38,8 @@ export interface Deps {
   /** the visits a capped link has left, taken per event-loop turn (links/caps.ts) */
   caps: VisitCaps
   visits: VisitCounter
+  /** the country of a client address (links/geo.ts), for redirect rules and the statistics */
+  countryOf: CountryOf
   /** opens while the database cannot be reached: requests then fail at once (db/circuit.ts) */
   circuit: Circuit
   /** how link writes have been going, for /healthz */

@@ -28,6 +28,7 @@ import { VisitCaps } from './links/caps.js'
 import { RedirectCache } from './links/redirect-cache.js'
 import { startStatsJob } from './links/stats-job.js'
 import { openCountries } from './links/geo.js'
+import { Memo } from './links/memo.js'
 import { VisitCounter } from './links/visits.js'
 import type { Logger } from './log.js'
 import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
@@ -124,8 +125,10 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         shared: () => readSharedGauges(db.sql),
       }))
     }
-    const countryOf = config.visitStats ? await openCountries(config.geoDb, log) : undefined
-    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, countryOf, metrics })
+    // Redirect rules ask for countries too; the file is read at the first look-up (geo.ts).
+    const countryOf = await openCountries(config.geoDb, log)
+    const countries = new Memo<string>(1000)
+    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, countryOf: config.visitStats ? countryOf : undefined, metrics })
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.
@@ -164,6 +167,8 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       caps: new VisitCaps(db.sql, circuit),
       circuit,
       visits,
+      // A look-up costs about a microsecond; visitors come back, so the redirect's are remembered.
+      countryOf: (address) => countries.get(address, countryOf),
       writes,
       feedState: () => (feed === undefined ? 'none' : feed.listening ? 'up' : 'down'),
       log,

@@ -182,6 +182,13 @@ const DOOMED_BASE = 2_000_001
 /** Links with a visit cap (max_visits) no round reaches: beyond the delete points' links. */
 const CAPPED_BASE = 3_000_001
 const NEVER_REACHED = 1e12
+/** Links with 3 redirect rules that no bench request matches (it sends no User-Agent or Accept-Language, from 127.0.0.1): beyond the capped ones. */
+const RULED_BASE = 4_000_001
+const UNMATCHED_RULES = JSON.stringify([
+  { if: { device: 'ios' }, url: 'https://apps.example/ios' },
+  { if: { language: 'de' }, url: 'https://example.de/' },
+  { if: { country: 'DE' }, url: 'https://example.de/country' },
+])
 
 /**
  * The small set: `owners` accounts with 50 links each (links 1..owners*50), `creators` accounts
@@ -200,6 +207,10 @@ export async function seedSmall(db, { owners, creators, doomed, passwordHash }) 
   await db.query(`update links set max_visits = ${NEVER_REACHED} where id in (select l.id from links l join users u on u.id = l.user_id where u.username like 'capped%')`)
   await db.query(`insert into link_caps (code, visits_left) select code, max_visits from links where max_visits is not null`)
   const cappedLinks = Array.from({ length: owners * LINKS_PER_OWNER }, (_, k) => CAPPED_BASE + k)
+  await insertUsers(db, 'ruled', 1, owners, passwordHash)
+  await insertLinks(db, 'ruled', RULED_BASE, RULED_BASE, RULED_BASE + owners * LINKS_PER_OWNER - 1)
+  await db.query(`update links set rules = '${UNMATCHED_RULES}'::jsonb where user_id in (select id from users where username like 'ruled%')`)
+  const ruledLinks = Array.from({ length: owners * LINKS_PER_OWNER }, (_, k) => RULED_BASE + k)
   const ownerTokens = await insertSessions(db, Array.from({ length: owners }, (_, k) => `owner${k + 1}`))
   const creatorTokens = await insertSessions(db, Array.from({ length: creators }, (_, k) => `creator${k + 1}`))
   const doomedTokens = await insertSessions(db, Array.from({ length: doomed }, (_, k) => `doomed${k + 1}`))
@@ -210,7 +221,8 @@ export async function seedSmall(db, { owners, creators, doomed, passwordHash }) 
   await checkCodes(db, unknown.slice(0, 200).map(codeFor), 0)
   await checkCodes(db, doomedLinks.filter((_, k) => k % 997 === 0).map(([, c]) => c), Math.ceil(doomedLinks.length / 997))
   await checkCodes(db, cappedLinks.filter((i) => i % 97 === 1).map(codeFor), cappedLinks.filter((i) => i % 97 === 1).length)
-  return { links, unknown, ownerTokens, creatorTokens, doomedLinks, cappedLinks }
+  await checkCodes(db, ruledLinks.filter((i) => i % 97 === 1).map(codeFor), ruledLinks.filter((i) => i % 97 === 1).length)
+  return { links, unknown, ownerTokens, creatorTokens, doomedLinks, cappedLinks, ruledLinks }
 }
 
 /** The large set: links from..to (to = 1,000,000), 50 to an account, in batches with progress. */

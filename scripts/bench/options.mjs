@@ -31,8 +31,10 @@ export const LOGINS_ONLY = process.env.BENCH_ONLY === 'logins'
 export const STATS_ONLY = process.env.BENCH_ONLY === 'stats'
 // Only the link limits' points (a capped link and a plain one in each round).
 export const LIMITS_ONLY = process.env.BENCH_ONLY === 'limits'
-if (process.env.BENCH_ONLY !== undefined && !LOGINS_ONLY && !STATS_ONLY && !LIMITS_ONLY) {
-  process.stderr.write('BENCH_ONLY may only be "logins", "stats" or "limits"\n')
+// Only the redirect rules' points (a link with 3 rules, none matching, and a plain one in each round).
+export const RULES_ONLY = process.env.BENCH_ONLY === 'rules'
+if (process.env.BENCH_ONLY !== undefined && !LOGINS_ONLY && !STATS_ONLY && !LIMITS_ONLY && !RULES_ONLY) {
+  process.stderr.write('BENCH_ONLY may only be "logins", "stats", "limits" or "rules"\n')
   process.exit(2)
 }
 // The password hash as it ships: argon2id at the service's default cost, on its default threads.

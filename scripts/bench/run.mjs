@@ -272,6 +272,7 @@ async function main() {
     links1k: lines('links-1k.tsv', f.smallLinks),
     unknown1k: lines('unknown-1k.tsv', small.unknown.map(codeFor)),
     capped1k: lines('links-capped-1k.tsv', small.cappedLinks.map((i) => [codeFor(i), urlFor(i)])),
+    ruled1k: lines('links-ruled-1k.tsv', small.ruledLinks.map((i) => [codeFor(i), urlFor(i)])),
     ownerTokens: lines('owner-tokens.txt', small.ownerTokens),
     creatorTokens: lines('creator-tokens.txt', half(small.creatorTokens, 0)),
     ceilingCreatorTokens: lines('ceiling-creator-tokens.txt', half(small.creatorTokens, 1)),
@@ -288,7 +289,7 @@ async function main() {
   const specs = processes(f)
   const onThisDatabase = (e) => !specs[e.on]?.pg || database.kind === 'postgresql'
   const plan = groups(f)
-    .filter((g) => g.when !== false && (!O.LOGINS_ONLY || g.logins) && (!O.STATS_ONLY || g.stats) && (!O.LIMITS_ONLY || g.limits))
+    .filter((g) => g.when !== false && (!O.LOGINS_ONLY || g.logins) && (!O.STATS_ONLY || g.stats) && (!O.LIMITS_ONLY || g.limits) && (!O.RULES_ONLY || g.rules))
     .map((g) => ({ ...g, entries: g.entries.filter((e) => onThisDatabase(e) && (!O.LOGINS_ONLY || e.logins || e.key === 'ceil_light')) }))
     .filter((g) => g.entries.length > 0)
   await runAll(plan, specs, f)
@@ -301,7 +302,7 @@ async function main() {
   }
   const table = renderTable(rows, memory)
   say('\n' + table)
-  if (O.LOGINS_ONLY || O.STATS_ONLY || O.LIMITS_ONLY) {
+  if (O.LOGINS_ONLY || O.STATS_ONLY || O.LIMITS_ONLY || O.RULES_ONLY) {
     say(`\nBENCH_ONLY=${process.env.BENCH_ONLY}: docs/performance.md left as it was`)
     return
   }

@@ -84,6 +84,14 @@ export function groups(f) {
       ],
     },
     {
+      title: 'redirect rules on the redirect path: a link with 3 rules (device, language, country; none matching: the fallback) and a plain one, 1 worker, 64 connections',
+      rules: true,
+      entries: [
+        { key: 'plain_vs_ruled', label: 'hot redirect, no rules', on: 'svc-api', c: C_THROUGHPUT, args: hot, visits: true },
+        { key: 'ruled', label: 'hot redirect, 3 rules, none matching', on: 'svc-api', c: C_THROUGHPUT, args: walk(f.ruled1k), visits: true },
+      ],
+    },
+    {
       title: 'redirect latency at light load: 8 connections, hot cache, 1 worker',
       logins: true,
       entries: [

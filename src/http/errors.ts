@@ -41,8 +41,9 @@ export const linkExhausted = () => new HttpError(410, 'LINK_EXHAUSTED', 'this li
 /** The owner's change of a link an operator disabled. */
 export const linkLocked = () => new HttpError(403, 'LINK_DISABLED', 'this link has been disabled by an operator; it can only be deleted')
 export const accountDisabled = () => new HttpError(403, 'ACCOUNT_DISABLED', 'this account has been disabled')
-export const urlBlocked = () =>
-  new HttpError(422, 'URL_BLOCKED', 'url: its host is blocked', {}, [{ field: 'url', code: 'INVALID', message: 'its host is blocked' }])
+/** `fields`: which urls have a blocked host ("url", "rules[2].url"); the link's url when not said. */
+export const urlBlocked = (fields: readonly string[] = ['url']) =>
+  new HttpError(422, 'URL_BLOCKED', `${fields.join(', ')}: its host is blocked`, {}, fields.map((field) => ({ field, code: 'INVALID' as const, message: 'its host is blocked' })))
 export const sessionNotFound = () => new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
 export const usernameTaken = () => new HttpError(409, 'USERNAME_TAKEN', 'username is already taken')
 export const codeTaken = () => new HttpError(409, 'CODE_TAKEN', 'code is already in use or was used before')

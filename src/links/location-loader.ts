@@ -8,6 +8,8 @@ import { serviceUnavailable } from '../http/errors.js'
 import type { Sql } from '../db/types.js'
 import { findLocations } from './queries.js'
 import { NO_EXPIRY, NO_START, type CachedCard } from './redirect-cache.js'
+import type { CachedRule, Rule } from './rules.js'
+import { toLocation } from './validate.js'
 
 const MAX_BATCH = 500
 
@@ -20,12 +22,17 @@ export interface Target {
   locked: boolean
   /** undefined: no card */
   card: CachedCard | undefined
+  /** undefined: no rules */
+  rules: CachedRule[] | undefined
   exhausted: boolean
   disabled: boolean
 }
 
 const cardOf = (r: { title: string | null; description: string | null; image_url: string | null }): CachedCard | undefined =>
   r.title === null && r.description === null && r.image_url === null ? undefined : { title: r.title, description: r.description, imageUrl: r.image_url }
+
+const rulesOf = (rules: Rule[] | null): CachedRule[] | undefined =>
+  !Array.isArray(rules) || rules.length === 0 ? undefined : rules.map((r) => ({ if: r.if, location: toLocation(r.url) }))
 
 type Waiter = { resolve: (target: Target | undefined) => void; reject: (err: unknown) => void }
 
@@ -69,7 +76,7 @@ export class LocationLoader {
         const found = new Map(
           rows.map((r) => [
             r.code,
-            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, card: cardOf(r), exhausted: r.exhausted, disabled: r.disabled },
+            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, card: cardOf(r), rules: rulesOf(r.rules), exhausted: r.exhausted, disabled: r.disabled },
           ]),
         )
         for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))

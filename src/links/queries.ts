@@ -2,7 +2,9 @@
 // code; the redirect path reads one row by primary key.
 import { LINK_CHANNEL } from '../db/channels.js'
 import type { Sql, Tx } from '../db/types.js'
+import type { Rule } from './rules.js'
 import { generateCode } from './short-code.js'
+import { hostOf } from './hosts.js'
 
 const GENERATE_ATTEMPTS = 5
 
@@ -28,13 +30,15 @@ export interface LinkRow {
   title: string | null
   description: string | null
   image_url: string | null
+  /** redirect rules (rules.ts); null: none */
+  rules: Rule[] | null
 }
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
       starts_at, max_visits::float8 as max_visits,
       (select greatest(c.visits_left, 0)::float8 from link_caps c where c.code = live_links.code) as visits_left,
-      password_hash is not null as password_protected, tags, title, description, image_url`
+      password_hash is not null as password_protected, tags, title, description, image_url, rules`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
 
@@ -59,7 +63,7 @@ export interface UrlForms {
 export async function insertLink(
   sql: Sql,
   userId: string,
-  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null; tags: string[] } & Card,
+  link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null; tags: string[]; rules: Rule[] } & Card,
   maxLinks: number,
   allowance: CreateAllowance,
 ): Promise<CreateResult> {
@@ -67,7 +71,7 @@ export async function insertLink(
   const [r] = await sql<CreatedRow[]>`
     select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
                               ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash}, ${link.tags}::text[],
-                              ${link.title}, ${link.description}, ${link.imageUrl})`
+                              ${link.title}, ${link.description}, ${link.imageUrl}, ${rulesJson(link.rules)}::text::jsonb, ${ruleHosts(link.rules)}::text[])`
   if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {
@@ -87,8 +91,14 @@ export async function insertLink(
     title: link.title,
     description: link.description,
     image_url: link.imageUrl,
+    rules: link.rules.length === 0 ? null : link.rules,
   }
 }
+
+/** Rules as the rules column stores them: null for none. */
+const rulesJson = (rules: readonly Rule[]): string | null => (rules.length === 0 ? null : JSON.stringify(rules))
+/** The hosts of the rules' targets, for the block list. */
+const ruleHosts = (rules: readonly Rule[] | undefined): string[] => (rules ?? []).map((r) => hostOf(r.url))
 
 /** A link's preview card; each part may be null. */
 export interface Card {
@@ -142,6 +152,7 @@ export async function insertLinks(
           title: null,
           description: null,
           image_url: null,
+          rules: null,
         })
 }
 
@@ -205,6 +216,8 @@ export interface LinkChange {
   title?: string | null
   description?: string | null
   imageUrl?: string | null
+  /** replaces the rules ([]: none) */
+  rules?: Rule[]
 }
 
 /**
@@ -237,16 +250,18 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         title = case when ${change.title === undefined}::boolean then l.title else ${change.title ?? null}::text end,
         description = case when ${change.description === undefined}::boolean then l.description else ${change.description ?? null}::text end,
         image_url = case when ${change.imageUrl === undefined}::boolean then l.image_url else ${change.imageUrl ?? null}::text end,
+        rules = case when ${change.rules === undefined}::boolean then l.rules else ${rulesJson(change.rules ?? [])}::text::jsonb end,
         updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
       from live_links old
       where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
         -- the row as locked: a change that committed meanwhile (a delete, a disable) is seen
         and l.code = old.code and l.deleted_at is null and l.disabled_at is null and l.suspended_at is null
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
+        and not exists (select 1 from unnest(${ruleHosts(change.rules)}::text[]) h where host_blocked(h))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
                 (old.host_blocked and ${newHost}::text is null) as disabled,
                 l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected, l.tags,
-                l.title, l.description, l.image_url, old.max_visits as old_max, old.visits as old_visits
+                l.title, l.description, l.image_url, l.rules, old.max_visits as old_max, old.visits as old_visits
     ),
     -- A new cap counts the visits made: under the old cap (the difference is added to what is
     -- left, on the row as it is now), or, without one, the visits as flushed.
@@ -274,6 +289,12 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
   return why === undefined ? 'not-found' : why.disabled ? 'disabled' : 'blocked'
 }
 
+/** Which of these hosts the block list holds (host_blocked in sql/0007_abuse_controls.sql), in order: only read after a refusal, to name the field. */
+export async function blockedOf(sql: Sql, hosts: string[]): Promise<boolean[]> {
+  const rows = await sql<{ blocked: boolean }[]>`select host_blocked(h) as blocked from unnest(${hosts}::text[]) with ordinality as x(h, i) order by i`
+  return rows.map((r) => r.blocked)
+}
+
 /** Leaves a tombstone (tombstone_links in sql/0008_one_statement_per_rule.sql). */
 export async function deleteLink(sql: Sql, userId: string, code: string): Promise<boolean> {
   const rows = await sql`select tombstone_links(${userId}, ${code}, ${LINK_CHANNEL})`
@@ -293,6 +314,8 @@ export interface LocationRow {
   title: string | null
   description: string | null
   image_url: string | null
+  /** redirect rules; null: none */
+  rules: Rule[] | null
   exhausted: boolean
   /** the link, its owner or its host is disabled by an operator, or reports suspended it: 410, whatever the expiry */
   disabled: boolean
@@ -308,7 +331,7 @@ export interface LocationRow {
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
     select l.code, l.location, l.expires_at, l.starts_at, c.code is not null as capped, l.password_hash is not null as locked, coalesce(c.visits_left <= 0, false) as exhausted,
-           l.title, l.description, l.image_url,
+           l.title, l.description, l.image_url, l.rules,
            (l.stopped or u.disabled_at is not null) as disabled
     from live_links l join users u on u.id = l.user_id left join link_caps c on c.code = l.code
     where l.code = any(${codes}::text[])`

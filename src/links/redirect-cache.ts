@@ -16,6 +16,8 @@ export const NO_EXPIRY = Infinity
 /** The start of a link that has no starts_at. */
 export const NO_START = 0
 
+import type { CachedRule } from './rules.js'
+
 /** A link's preview card, as its owner wrote it (at least one part set). */
 export interface CachedCard {
   title: string | null
@@ -26,7 +28,8 @@ export interface CachedCard {
 /**
  * A link that needs more than its Location: a cap (max_visits: each GET takes a visit from the
  * database before its 302, caps.ts), a password (asked before the redirect, redirect.ts unlock),
- * a preview card (for the fetchers of preview-fetchers.ts), or several of them.
+ * a preview card (for the fetchers of preview-fetchers.ts), redirect rules (rules.ts: evaluated in
+ * memory, `location` is their fallback), or several of them.
  */
 export class Guarded {
   constructor(
@@ -34,6 +37,7 @@ export class Guarded {
     readonly capped: boolean,
     readonly locked: boolean,
     readonly card: CachedCard | undefined = undefined,
+    readonly rules: readonly CachedRule[] | undefined = undefined,
   ) {}
 }
 
@@ -219,8 +223,12 @@ function costOf(location: Stored | null): number {
   if (!(location instanceof Guarded)) return MISSING_ENTRY_BYTES
   const card = location.card
   const cardBytes = card === undefined ? 0 : GUARDED_BYTES + (card.title?.length ?? 0) + (card.description?.length ?? 0) + (card.imageUrl?.length ?? 0)
-  return entryBytes(location.location) + GUARDED_BYTES + cardBytes
+  let ruleBytes = 0
+  for (const rule of location.rules ?? []) ruleBytes += RULE_BYTES + rule.location.length + (rule.if.language?.length ?? 0)
+  return entryBytes(location.location) + GUARDED_BYTES + cardBytes + ruleBytes
 }
+
+const RULE_BYTES = 64 // a rule's object, its condition's and their slots, roughly
 
 const GUARDED_BYTES = 24 // the Guarded object
 

@@ -16,9 +16,11 @@ import { cardReply, passwordReply, stoppedReply, wantsPage } from './visitor.js'
 import { isPreviewFetcher } from './preview-fetchers.js'
 import { findLinkPassword } from './queries.js'
 import { noteFailedLinkPassword } from '../ratelimit/password-limits.js'
+import { clientAddress } from '../ratelimit/client-ip.js'
+import { ruleTarget } from './rules.js'
 
 /** What the redirect may touch: the cache, the batched look-up, the caps, the counters and the time budget; for a browser's page, the database and the base URL. */
-type Uses = 'cache' | 'locations' | 'caps' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl'
+type Uses = 'cache' | 'locations' | 'caps' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl' | 'countryOf'
 type RedirectDeps = Pick<Deps, Uses>
 
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
@@ -29,6 +31,8 @@ const NO_STORE = ['cache-control', 'no-store'] as const
 const seen = {
   host: false,
   requestId: undefined as string | undefined,
+  /** Accept-Language, for redirect rules (rules.ts) */
+  language: undefined as string | undefined,
   visitor: { userAgent: undefined, referer: undefined, forwardedFor: undefined, peer: undefined } as Visitor,
 }
 
@@ -42,7 +46,7 @@ function readPlain(req: IncomingMessage): boolean {
   const raw = req.rawHeaders
   const v = seen.visitor
   seen.host = false
-  seen.requestId = v.userAgent = v.referer = v.forwardedFor = undefined
+  seen.requestId = seen.language = v.userAgent = v.referer = v.forwardedFor = undefined
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!
     const value = raw[i + 1]!
@@ -73,7 +77,12 @@ function readPlain(req: IncomingMessage): boolean {
       case 14: // Content-Length
         if (name.toLowerCase() === 'content-length') return false
         break
-      case 15: // X-Forwarded-For
+      case 15: // X-Forwarded-For, Accept-Language
+        if (name.toLowerCase() === 'accept-language') {
+          if (seen.language !== undefined) return false
+          seen.language = value
+          break
+        }
         if (name.toLowerCase() !== 'x-forwarded-for') break
         if (v.forwardedFor !== undefined) return false
         v.forwardedFor = value
@@ -115,7 +124,9 @@ type Stop = typeof MISSING | typeof EXPIRED | typeof DISABLED | typeof EXHAUSTED
 
 /** What the cache keeps of a target: its Location (with its start and expiry), Guarded, DISABLED, EXHAUSTED, or undefined (unknown). */
 const cachedOf = (target: Target | undefined): Stored | undefined =>
-  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked || target.card !== undefined ? new Guarded(target.location, target.capped, target.locked, target.card) : target.location
+  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked || target.card !== undefined || target.rules !== undefined
+    ? new Guarded(target.location, target.capped, target.locked, target.card, target.rules)
+    : target.location
 
 /** The decision now, in the cache's order (redirect-cache.ts #answer). */
 function knownOf(target: Target | undefined, now: number): Known {
@@ -156,14 +167,24 @@ function counted(deps: RedirectDeps, known: Known, source: 'hit' | 'miss'): Know
  * cap, a HEAD only asks whether one is left. Refused, the link is used up: the cache keeps that
  * (unless the owner changed the link meanwhile: `epoch`), so the next ones need no read.
  */
-function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, capped: Guarded): Promise<string | typeof EXHAUSTED> {
-  if (!capped.capped) return Promise.resolve(capped.location)
+function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, capped: Guarded, location: string): Promise<string | typeof EXHAUSTED> {
+  if (!capped.capped) return Promise.resolve(location)
   const epoch = deps.cache.epoch
   return deps.caps.allow(code, req.method !== 'HEAD').then((allowed) => {
-    if (allowed) return capped.location
+    if (allowed) return location
     deps.cache.set(code, EXHAUSTED, epoch)
     return EXHAUSTED
   })
+}
+
+/**
+ * Where a Guarded link sends this visitor: the first matching rule's target (rules.ts), from
+ * memory, or the link's Location. The country is looked up only when a rule asks for it.
+ */
+function chosen(deps: RedirectDeps, req: IncomingMessage, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined): string {
+  if (link.rules === undefined) return link.location
+  const country = () => deps.countryOf(clientAddress(req.socket.remoteAddress, forwardedFor, deps.config.trustProxy))
+  return ruleTarget(link.rules, { userAgent, acceptLanguage: language, country }) ?? link.location
 }
 
 /**
@@ -184,7 +205,7 @@ export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessa
     if (res.headersSent) answered()
   }
   if (!(known instanceof Promise)) {
-    const page = answer(deps, req, res, code, counted(deps, known, 'hit'), seen.visitor, requestId)
+    const page = answer(deps, req, res, code, counted(deps, known, 'hit'), seen.visitor, seen.language, requestId)
     if (page === undefined) answered()
     else {
       trackResponse(req, res)
@@ -193,10 +214,11 @@ export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessa
     return true
   }
   const visitor = { ...seen.visitor } // the scratch object is the next request's
+  const language = seen.language
   trackResponse(req, res)
   new Deadline(deps.config.dbTimeoutMs)
     .run(known)
-    .then((loaded) => answer(deps, req, res, code, counted(deps, loaded, 'miss'), visitor, requestId))
+    .then((loaded) => answer(deps, req, res, code, counted(deps, loaded, 'miss'), visitor, language, requestId))
     .then(answered, failed)
   return true
 }
@@ -211,7 +233,7 @@ const prerenderedOf = (known: Stop) => (known === MISSING ? NOT_FOUND : known ==
  * 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. Only on the way to
  * a 404 or 410 is Accept read: a browser's gets a page, written when it is built (the promise).
  */
-function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, visitor: Visitor, requestId: string): void | Promise<void> {
+function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, code: string, known: Known, visitor: Visitor, language: string | undefined, requestId: string): void | Promise<void> {
   if (typeof known === 'string') {
     visit(deps, req, code, visitor)
     // A flat header list: only the Location and the request id vary.
@@ -227,8 +249,11 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
       if (wantsPage(req)) return send(res, passwordReply(code, false), { 'x-request-id': requestId })
       return sendPrerendered(res, LOCKED, requestId)
     }
+    const location = chosen(deps, req, known, visitor.userAgent, language, visitor.forwardedFor)
+    // Rules alone need no read: answered now, as a plain link is.
+    if (!known.capped) return answer(deps, req, res, code, location, visitor, language, requestId)
     const mine = { ...visitor } // on a hit, `visitor` is the scratch object of the next request
-    return new Deadline(deps.config.dbTimeoutMs).run(afterCap(deps, req, code, known)).then((decided) => answer(deps, req, res, code, decided, mine, requestId))
+    return new Deadline(deps.config.dbTimeoutMs).run(afterCap(deps, req, code, known, location)).then((decided) => answer(deps, req, res, code, decided, mine, language, requestId))
   }
   if (wantsPage(req)) return stoppedPageOf(deps, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
   sendPrerendered(res, prerenderedOf(known), requestId)
@@ -255,7 +280,9 @@ function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<R
       if (wantsPage(ctx.req)) return passwordReply(code, false)
       throw varied(linkPasswordRequired())
     }
-    return afterCap(ctx.deps, ctx.req, code, known).then((decided) => replyFor(ctx, code, decided))
+    const h = ctx.req.headers
+    const location = chosen(ctx.deps, ctx.req, known, h['user-agent'], h['accept-language'], h['x-forwarded-for'] as string | undefined)
+    return afterCap(ctx.deps, ctx.req, code, known, location).then((decided) => replyFor(ctx, code, decided))
   }
   if (typeof known !== 'string' && wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
   if (known === MISSING) throw varied(linkNotFound())
@@ -288,7 +315,7 @@ export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<
   }
   if (typeof password !== 'string') throw invalidFields([{ field: 'password', code: 'TYPE', message: 'must be a string' }])
   const stored = await findLinkPassword(ctx.deps.sql, code)
-  const unlocked = new Guarded(known.location, known.capped, false)
+  const unlocked = new Guarded(known.location, known.capped, false, undefined, known.rules)
   // Removed meanwhile (the change is on its way to the cache): the link is open.
   if (stored === undefined) return replyFor(ctx, code, unlocked)
   const verdict = await ctx.deadline.excluding(ctx.deps.passwords.verify(password, stored, requester(ctx, `link ${code}`)))

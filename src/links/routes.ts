@@ -4,9 +4,10 @@ import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, l
 import { csv, wantsCsv } from '../http/csv.js'
 import { Query } from '../http/query.js'
 import { json, noContent, type Reply } from '../http/reply.js'
-import { deleteLink, findLink, insertLink, insertLinks, listLinks, listTags, updateLink, type LinkRow } from './queries.js'
+import { blockedOf, deleteLink, findLink, insertLink, insertLinks, listLinks, listTags, updateLink, type LinkRow } from './queries.js'
 import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
+import type { Rule } from './rules.js'
 import { parseLinkChange, parseLinkCreate, tagProblem, toLocation, type LinkInput } from './validate.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
@@ -34,6 +35,7 @@ const present = (baseUrl: string, link: LinkRow) => ({
   title: link.title,
   description: link.description,
   image_url: link.image_url,
+  rules: link.rules ?? [],
 })
 
 /** A link's password as stored: argon2id through the KDF pool, on the owner's turn. */
@@ -45,10 +47,22 @@ const hashOf = (ctx: LinksCtx, password: string): Promise<string> =>
  * escape the block list): 422 on the url field. Ours: the host of BASE_URL, whatever the scheme
  * or port, and a path under /r/.
  */
-function refuseOwnShortLink(url: string, baseUrl: string): void {
+function refuseOwnShortLink(url: string, baseUrl: string, field = 'url'): void {
   if (hostOf(url) === hostOf(baseUrl) && new URL(url).pathname.startsWith(REDIRECT_PREFIX)) {
-    throw invalidFields([{ field: 'url', code: 'INVALID', message: `must not point at a short link of this service (${baseUrl}${REDIRECT_PREFIX}...)` }])
+    throw invalidFields([{ field, code: 'INVALID', message: `must not point at a short link of this service (${baseUrl}${REDIRECT_PREFIX}...)` }])
   }
+}
+
+/**
+ * After a refusal for a blocked host, which urls have one: the link's url and its rules' targets
+ * ("rules[2].url"). The link's url alone when none has any more (the list changed meanwhile).
+ */
+async function blockedFields(ctx: LinksCtx, url: string | undefined, rules: readonly Rule[]): Promise<string[]> {
+  const fields = [...(url === undefined ? [] : ['url']), ...rules.map((_, i) => `rules[${i}].url`)]
+  const urls = [...(url === undefined ? [] : [url]), ...rules.map((r) => r.url)]
+  const blocked = await blockedOf(ctx.deps.sql, urls.map(hostOf))
+  const named = fields.filter((_, i) => blocked[i])
+  return named.length === 0 ? ['url'] : named
 }
 
 export async function createLink(ctx: LinksCtx): Promise<Reply> {
@@ -56,12 +70,13 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   const input = parseLinkCreate(ctx.body)
   const { sql, cache, baseUrl, config } = ctx.deps
   refuseOwnShortLink(input.url, baseUrl)
+  input.rules.forEach((rule, i) => refuseOwnShortLink(rule.url, baseUrl, `rules[${i}].url`))
   // The account's creates a minute are taken in the same statement, across every node (create_link).
   const allowance = { perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours }
   const passwordHash = input.password === null ? null : await hashOf(ctx, input.password)
   const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowance)
   if (result === 'no-user') throw unauthorized()
-  if (result === 'blocked') throw urlBlocked()
+  if (result === 'blocked') throw urlBlocked(await blockedFields(ctx, input.url, input.rules))
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
   if (result === 'taken') throw codeTaken()
   if ('retryAfterSeconds' in result) throw rateLimited(result.retryAfterSeconds)
@@ -69,7 +84,7 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
-/** A bulk create takes url, code and expires_at; a start, a cap, a password, tags or a card are set with a single create or a PATCH. */
+/** A bulk create takes url, code and expires_at; a start, a cap, a password, tags, a card or rules are set with a single create or a PATCH. */
 function refuseLimitsInBulk(input: LinkInput): void {
   const fields = [
     ...(input.startsAt === null ? [] : ['starts_at']),
@@ -79,6 +94,7 @@ function refuseLimitsInBulk(input: LinkInput): void {
     ...(input.title === null ? [] : ['title']),
     ...(input.description === null ? [] : ['description']),
     ...(input.imageUrl === null ? [] : ['image_url']),
+    ...(input.rules.length === 0 ? [] : ['rules']),
   ]
   if (fields.length > 0) throw invalidFields(fields.map((field) => ({ field, code: 'INVALID' as const, message: 'is not taken by a bulk create: create the link alone, or PATCH it' })))
 }
@@ -175,13 +191,14 @@ export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const { url, password, ...rest } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
   if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
+  rest.rules?.forEach((rule, i) => refuseOwnShortLink(rule.url, ctx.deps.baseUrl, `rules[${i}].url`))
   const passwordHash = password === undefined || password === null ? password : await hashOf(ctx, password)
   const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...rest, passwordHash }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)
   if (link === 'not-found') throw linkNotFound()
   // An operator's decision stands: the owner may delete the link, not change it.
   if (link === 'disabled') throw linkLocked()
-  if (link === 'blocked') throw urlBlocked()
+  if (link === 'blocked') throw urlBlocked(await blockedFields(ctx, url, rest.rules ?? []))
   ctx.deps.cache.invalidate(code)
   return json(200, present(ctx.deps.baseUrl, link))
 }

@@ -1,6 +1,7 @@
 // Link fields (spec §2, contract §4).
 import { Fields, hasInvisible } from '../http/fields.js'
 import { canonicalHost } from './hosts.js'
+import { parseRules, type Rule } from './rules.js'
 import { CODE_LENGTH, isShortCode } from './short-code.js'
 
 export const MAX_URL_BYTES = 4096
@@ -44,6 +45,8 @@ export interface LinkInput {
   title: string | null
   description: string | null
   imageUrl: string | null
+  /** redirect rules (rules.ts), in order; []: none */
+  rules: Rule[]
 }
 
 export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
@@ -58,19 +61,22 @@ export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now(
   const title = f.optionalString('title', TITLE_RULE) ?? null
   const description = f.optionalString('description', DESCRIPTION_RULE) ?? null
   const imageUrl = checkImageUrl(f, f.optionalString('image_url', URL_RULE)) ?? null
+  const rules = parseRules(f, body.rules, ruleUrl(f)) ?? []
   f.check()
-  const input = { url: url!, expiresAt, startsAt, maxVisits, password, tags, title, description, imageUrl }
+  const input = { url: url!, expiresAt, startsAt, maxVisits, password, tags, title, description, imageUrl, rules }
   return code === undefined ? input : { ...input, code }
 }
 
 /**
- * A stored link's code and url (a row of an import): the API's rules, the url unless the link is
- * deleted (a tombstone keeps only its code). Its expiry may be past. Throws the API's 422.
+ * A stored link's code, url and redirect rules (a row of an import): the API's rules, the url
+ * unless the link is deleted (a tombstone keeps only its code). Its expiry may be past. Throws the API's 422.
  */
 export function checkStoredLink(row: Record<string, unknown>): void {
   const f = new Fields(row)
   checkCode(f, f.string('code', CODE_RULE))
   if (row.deleted_at === null || row.deleted_at === undefined) checkUrl(f, f.string('url', URL_RULE))
+  // the redirect evaluates what it reads: rules come in only as the API would take them
+  if (row.rules !== null && row.rules !== undefined) parseRules(f, row.rules, ruleUrl(f))
   f.check()
 }
 
@@ -88,10 +94,12 @@ export interface LinkChangeInput {
   title?: string | null
   description?: string | null
   imageUrl?: string | null
+  /** replaces the rules ([] or null: none) */
+  rules?: Rule[]
 }
 
 /** The fields a PATCH may clear with null, besides url which it may only replace. */
-const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password', 'tags', ...CARD_FIELDS] as const
+const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password', 'tags', 'rules', ...CARD_FIELDS] as const
 
 /** A PATCH: `url`, `expires_at`, `starts_at`, `max_visits`, at least one of them. */
 export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): LinkChangeInput {
@@ -108,6 +116,7 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   const title = f.optionalString('title', TITLE_RULE)
   const description = f.optionalString('description', DESCRIPTION_RULE)
   const imageUrl = checkImageUrl(f, f.optionalString('image_url', URL_RULE))
+  const rules = gives('rules') ? parseRules(f, body.rules, ruleUrl(f)) : undefined
   f.check()
   const change: LinkChangeInput = {}
   if (url !== undefined) change.url = url
@@ -119,7 +128,18 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   if (gives('title')) change.title = title ?? null
   if (gives('description')) change.description = description ?? null
   if (gives('image_url')) change.imageUrl = imageUrl ?? null
+  if (gives('rules')) change.rules = rules ?? []
   return change
+}
+
+/** A rule's url, under its own field path: the link url's rules (type, length, urlProblem). */
+const ruleUrl = (f: Fields) => (field: string, url: unknown): string | undefined => {
+  if (url === undefined || url === null) return f.fail(field, 'REQUIRED', 'is required')
+  if (typeof url !== 'string') return f.fail(field, 'TYPE', 'must be a string')
+  const bytes = Buffer.byteLength(url)
+  if (bytes < URL_RULE.min || bytes > URL_RULE.max) return f.fail(field, bytes < URL_RULE.min ? 'TOO_SHORT' : 'TOO_LONG', `must be ${URL_RULE.min} to ${URL_RULE.max} bytes`)
+  const problem = urlProblem(url)
+  return problem === undefined ? url : f.fail(field, 'INVALID', problem)
 }
 
 /** image_url: an absolute https URL (the url rules, and https: a card's image is loaded by others' apps). */

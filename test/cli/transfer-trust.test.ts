@@ -90,6 +90,8 @@ test('every imported row passes the API\'s rules, digest or not: urls, usernames
   const cases: Array<[string, string[], RegExp]> = [
     ['a javascript: url', edited('links', (r) => (r.url = 'javascript:alert(1)'), live), /links row: url: must be an absolute http or https URL/],
     ['a url of a host of dots', edited('links', (r) => (r.url = 'https://../'), live), /links row: url: must have a host/],
+    ['a redirect rule to a javascript: url', edited('links', (r) => (r.rules = [{ if: { device: 'ios' }, url: 'javascript:alert(1)' }]), live), /links row: rules\[0\]\.url: must be an absolute http or https URL/],
+    ['redirect rules that are no array', edited('links', (r) => (r.rules = { device: 'ios' }), live), /links row: rules: must be an array of rules or null/],
     ['an uppercase username with a space', edited('users', (r) => (r.username = 'Bad Name')), /users row: username: must contain only visible ASCII characters/],
     ['an uppercase username', edited('users', (r) => (r.username = 'Alice')), /users row: username: must be lowercase/],
     ['a 5,000-character display name', edited('users', (r) => (r.display_name = 'x'.repeat(5000))), /users row: display_name: must be at most 32 characters/],

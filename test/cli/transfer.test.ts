@@ -85,6 +85,9 @@ test('import into an empty database, then export: the same stream; logins, redir
       assert.is(visited.headers.get('location'), 'https://example.com/visited?q=1')
       assert.is((await call(srv.url, 'GET', `/r/${seeded.quiet}`)).headers.get('location'), 'https://example.org/%C3%BCn%C3%AFcode')
       assert.is((await call(srv.url, 'GET', `/api/v1/links/${seeded.visited}`, { token: alice.token })).body.visits, 3)
+      // its redirect rules came along
+      const iphone = { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1' }
+      assert.is((await call(srv.url, 'GET', `/r/${seeded.visited}`, { headers: iphone })).headers.get('location'), 'https://apps.example/ios')
       assert.is((await call(srv.url, 'GET', `/r/${seeded.deleted}`)).status, 404)
       const reuse = await call(srv.url, 'POST', '/api/v1/links', { token: bob.token, body: { url: 'https://example.com/', code: seeded.deleted } })
       assert.is(reuse.status, 409)

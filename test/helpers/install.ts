@@ -55,6 +55,8 @@ export async function seedInstall(env: Record<string, string>): Promise<Seeded> 
     users = [await newUser(srv.url), await newUser(srv.url, 'another secret')]
     visited = (await newLink(srv.url, users[0]!.token, 'https://example.com/visited?q=1')).code
     quiet = (await newLink(srv.url, users[0]!.token, 'https://example.org/ünïcode')).code
+    const rules = [{ if: { device: 'ios' }, url: 'https://apps.example/ios' }]
+    if ((await call(srv.url, 'PATCH', `/api/v1/links/${visited}`, { token: users[0]!.token, body: { rules } })).status !== 200) throw new Error('rules failed')
     deleted = (await newLink(srv.url, users[1]!.token, 'https://example.net/gone')).code
     if ((await call(srv.url, 'DELETE', `/api/v1/links/${deleted}`, { token: users[1]!.token })).status !== 204) throw new Error('delete failed')
     for (const referer of ['https://news.example/a', 'https://news.example/b', undefined]) {
