@@ -55,7 +55,7 @@ export function clearErrors(root: HTMLElement): void {
 }
 
 /**
- * Shows an error where it belongs: each field error under its input (the first one focused),
+ * Shows an error where it belongs: each field error under its input (the topmost one focused),
  * anything else in `alert`. A 429 disables `button` until Retry-After has passed.
  */
 export function showError(err: unknown, root: HTMLElement, alert: HTMLElement, button?: HTMLButtonElement): void {
@@ -73,7 +73,8 @@ export function showError(err: unknown, root: HTMLElement, alert: HTMLElement, b
     // A field folded away in a closed disclosure is shown with its error.
     const folded = input.closest('details')
     if (folded !== null) folded.open = true
-    first ??= input
+    // The API's order is not the page's: focus goes to the highest field in error.
+    if (first === undefined || first.compareDocumentPosition(input) & Node.DOCUMENT_POSITION_PRECEDING) first = input
   }
   if (first !== undefined) {
     first.focus()

@@ -48,7 +48,7 @@ function moreOptions(link?: Link): HTMLDetailsElement {
     h('p', { class: 'hint' }, 'What chat apps and social sites show for the short URL. Nothing is fetched to fill it in.'),
     field('Title', 'title', { maxlength: '200', value: link?.title ?? '' }),
     field('Description', 'description', { rows: '3', maxlength: '500', value: link?.description ?? '' }),
-    field('Image URL', 'image_url', { type: 'url', inputmode: 'url', placeholder: 'https://example.com/card.png', value: link?.image_url ?? '', hint: 'An https address of the image.' }),
+    field('Image', 'image_url', { type: 'url', inputmode: 'url', placeholder: 'https://example.com/card.png', value: link?.image_url ?? '', hint: 'The https address of the image.' }),
   )
   const set = link !== undefined && (link.password_protected || link.starts_at !== null || link.max_visits !== null || link.title !== null || link.description !== null || link.image_url !== null)
   return h('details', { class: 'more', open: set }, h('summary', {}, 'More options: password, start, visit limit, preview card'), access, card)
