@@ -57,7 +57,7 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
         h('div', {}, h('dt', {}, 'Last visit'), h('dd', {}, link.last_visited_at === null ? 'None yet' : when(link.last_visited_at))),
         h('div', {}, h('dt', {}, 'Created'), h('dd', {}, when(link.created_at))),
         h('div', {}, h('dt', {}, 'Expiry'), h('dd', { class: stopped(link) ? 'warn' : '' }, expiry(link))),
-        h('div', {}, h('dt', {}, 'Starts'), h('dd', {}, link.starts_at === null ? 'At once' : `${notStarted(link) ? 'Starts' : 'Started'} ${when(link.starts_at)}`)),
+        h('div', {}, h('dt', {}, 'Starts'), h('dd', {}, link.starts_at === null ? 'At once' : notStarted(link) ? when(link.starts_at) : `Started ${when(link.starts_at)}`)),
         h('div', {}, h('dt', {}, 'Visit limit'), h('dd', { class: link.visits_left === 0 ? 'warn' : '' }, link.max_visits === null ? 'None' : visitsLeft(link))),
         h('div', {}, h('dt', {}, 'Password'), h('dd', {}, link.password_protected ? 'Required: visitors type it first' : 'None')),
       ),
