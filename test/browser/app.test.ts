@@ -21,6 +21,8 @@ interface Ctx {
   problems: string[]
   username: string
   code: string
+  /** the link made with a password, a limit, a card and tags */
+  tagged: string
 }
 
 /** The line under a field where its error shows (the field's id + "-error", named by aria-describedby). */
@@ -209,6 +211,110 @@ if (browserAvailable()) {
     assert.match(readFileSync((await download.path())!, 'utf8'), /^<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
     await assertAccessible(page, 'link page')
     await screenshot(page, 'link')
+  })
+
+  test('create with a password, a visit limit, a preview card and tags: each error shows under its field, a folded one unfolded, then the link page shows them', async (ctx) => {
+    const { page } = ctx
+    await page.getByRole('link', { name: 'New link' }).first().click()
+    await heading(page, 'New link')
+    const more = page.locator('details.more')
+    assert.is(await more.evaluate((d: { open: boolean }) => d.open), false, 'the options start folded')
+    await page.getByLabel('URL').fill('https://example.com/launch-notes')
+    await page.getByLabel('Tags').fill('Launch, docs, ,launch')
+    await page.getByText('More options').click()
+    await page.getByLabel('Password', { exact: true }).fill('short')
+    await page.getByLabel('Visit limit').fill('0')
+    await page.getByLabel('Title').fill('Launch notes')
+    await page.getByLabel('Image', { exact: true }).fill('http://example.com/card.png')
+    await page.getByText('More options').click()
+    await page.getByRole('button', { name: 'Create link' }).click()
+    assert.match(await errorOf(page, 'Password'), /at least 8/)
+    assert.is(await more.evaluate((d: { open: boolean }) => d.open), true, 'an error unfolds the options')
+    assert.match(await errorOf(page, 'Visit limit'), /./)
+    assert.match(await errorOf(page, 'Image'), /https/)
+    assert.is(await page.evaluate('document.activeElement?.name'), 'password', 'the first field in error has the focus')
+    await assertAccessible(page, 'create with options and errors')
+    await screenshot(page, 'create-options-errors')
+    await page.getByLabel('Password', { exact: true }).fill('a long link password')
+    await page.getByLabel('Visit limit').fill('3')
+    await page.getByLabel('Image', { exact: true }).fill('https://example.com/card.png')
+    await page.getByRole('button', { name: 'Create link' }).click()
+    await page.getByText(/^Created /).waitFor()
+    ctx.tagged = new URL(page.url()).pathname.split('/').at(-1)!
+    const link = await call(ctx.srv.url, 'GET', `/api/v1/links/${ctx.tagged}`, { token: await tabToken(page) })
+    assert.equal(
+      [link.body.url, link.body.password_protected, link.body.max_visits, link.body.visits_left, link.body.tags, link.body.title, link.body.description, link.body.image_url, link.body.starts_at],
+      ['https://example.com/launch-notes', true, 3, 3, ['Launch', 'docs'], 'Launch notes', null, 'https://example.com/card.png', null],
+    )
+    const facts = await page.locator('.panel dl.facts').innerText()
+    assert.match(facts, /Visit limit\s+3 of 3 left/i)
+    assert.match(facts, /Password\s+Required/i)
+    assert.equal(await page.getByRole('list', { name: `Tags of ${ctx.tagged}` }).getByRole('listitem').allInnerTexts(), ['Launch', 'docs'])
+    assert.match(await page.getByRole('region', { name: 'Preview card' }).innerText(), /Launch notes[\s\S]*https:\/\/example\.com\/card\.png/)
+    assert.ok(!(await page.content()).includes('a long link password'), 'the password is never shown')
+  })
+
+  test('the list shows tag chips and filters by tag (fed by GET /tags) and by search, kept in the address over a reload', async (ctx) => {
+    const { page } = ctx
+    await page.getByRole('link', { name: 'Links', exact: true }).click()
+    await heading(page, 'Your links')
+    await page.getByText('2 of 50 links').waitFor()
+    const cards = page.locator('li.link-card')
+    assert.is(await cards.count(), 2)
+    assert.equal(await cards.filter({ hasText: ctx.tagged }).getByRole('list', { name: `Tags of ${ctx.tagged}` }).getByRole('listitem').allInnerTexts(), ['Launch', 'docs'])
+    assert.equal(await page.getByLabel('Tag', { exact: true }).locator('option').allInnerTexts(), ['All tags', 'docs (1)', 'Launch (1)'])
+    await page.getByLabel('Tag', { exact: true }).selectOption('Launch')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.waitForURL((u) => u.search === '?tag=Launch')
+    await page.getByText('1 link matches').waitFor()
+    assert.equal(await cards.locator('a.code').allInnerTexts(), [`${ctx.srv.service.deps.baseUrl}/r/${ctx.tagged}`])
+    await page.reload()
+    await page.getByText('1 link matches').waitFor()
+    assert.is(await page.getByLabel('Tag', { exact: true }).inputValue(), 'Launch', 'a reload keeps the tag')
+    await page.getByRole('link', { name: 'Clear' }).click()
+    await page.getByText('2 of 50 links').waitFor()
+    await page.getByLabel('Search').fill('CHANGED')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.waitForURL((u) => u.search === '?q=CHANGED')
+    await page.getByText('1 link matches').waitFor()
+    assert.equal(await cards.locator('a.code').allInnerTexts(), [`${ctx.srv.service.deps.baseUrl}/r/${ctx.code}`])
+    await page.reload()
+    await page.getByText('1 link matches').waitFor()
+    assert.is(await page.getByLabel('Search').inputValue(), 'CHANGED', 'a reload keeps the search')
+    await page.getByLabel('Search').fill('nothing-like-this')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.getByText('No link matches this filter.').waitFor()
+    await page.getByRole('link', { name: 'Show all links' }).click()
+    await page.getByText('2 of 50 links').waitFor()
+    await page.getByRole('link', { name: 'Links tagged docs' }).click()
+    await page.waitForURL((u) => u.search === '?tag=docs')
+    await page.getByText('1 link matches').waitFor()
+    assert.is(await page.getByLabel('Tag', { exact: true }).inputValue(), 'docs')
+    await assertAccessible(page, 'links filtered by tag')
+    await screenshot(page, 'links-filtered')
+  })
+
+  test('edit never shows the password, can remove it, changes the tags and the limit, and shows a tags error under its field', async (ctx) => {
+    const { page } = ctx
+    await page.goto(app(ctx, `links/${ctx.tagged}/edit`))
+    await heading(page, `Edit ${ctx.tagged}`)
+    assert.is(await page.locator('details.more').evaluate((d: { open: boolean }) => d.open), true, 'a link with options shows them')
+    assert.is(await page.getByLabel('New password').inputValue(), '')
+    assert.is(await page.getByLabel('Tags').inputValue(), 'Launch, docs')
+    assert.is(await page.getByLabel('Visit limit').inputValue(), '3')
+    await page.getByLabel('Tags').fill(Array.from({ length: 11 }, (_, i) => `t${i}`).join(', '))
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    assert.match(await errorOf(page, 'Tags'), /at most 10/)
+    await assertAccessible(page, 'edit with options and an error')
+    await screenshot(page, 'edit-options-errors')
+    await page.getByLabel('Tags').fill('docs')
+    await page.getByLabel('Visit limit').fill('')
+    await page.getByLabel('Remove the password').check()
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByText('Saved. Redirects use the change at once.').waitFor()
+    const link = await call(ctx.srv.url, 'GET', `/api/v1/links/${ctx.tagged}`, { token: await tabToken(page) })
+    assert.equal([link.body.password_protected, link.body.tags, link.body.max_visits, link.body.title], [false, ['docs'], null, 'Launch notes'])
+    assert.match(await page.locator('.panel dl.facts').innerText(), /Password\s+None/i)
   })
 
   test('sessions: ending one removes it, ending all others leaves only this one', async (ctx) => {
@@ -410,7 +516,7 @@ if (browserAvailable()) {
   test.run()
 
   // Usable at 360 px and on a desktop, light and dark, no serious accessibility issue
-  const sizes = serverSuite<{ browser: Browser; user: User; code: string }>('web app in Chromium: every screen at 360 and 1280 px, light and dark')
+  const sizes = serverSuite<{ browser: Browser; user: User; code: string; options: string }>('web app in Chromium: every screen at 360 and 1280 px, light and dark')
 
   sizes.before(async (ctx) => {
     ctx.browser = await launchBrowser()
@@ -418,6 +524,21 @@ if (browserAvailable()) {
     const link = await call(ctx.srv.url, 'POST', '/api/v1/links', { token: ctx.user.token, body: { url: 'https://example.com/a/rather/long/path/that/must/not/widen/the/page?with=query&and=more', expires_at: '2030-01-31T12:00:00Z' } })
     ctx.code = link.body.code
     await call(ctx.srv.url, 'POST', '/api/v1/links', { token: ctx.user.token, body: { url: 'https://example.org/' } })
+    const options = await call(ctx.srv.url, 'POST', '/api/v1/links', {
+      token: ctx.user.token,
+      body: {
+        url: 'https://example.net/spring-sale',
+        password: 'a long link password',
+        max_visits: 100,
+        starts_at: '2029-01-01T09:00:00Z',
+        tags: ['Spring sale 2026', 'newsletter', 'a-rather-long-tag-of-32-chars-xx'],
+        title: 'Spring sale: every plant at half price until the end of the month',
+        description: 'A description long enough to wrap on a phone, so the card shows how it breaks across lines without widening the page.',
+        image_url: 'https://example.net/images/spring-sale-card-1200x630.png',
+      },
+    })
+    assert.is(options.status, 201)
+    ctx.options = options.body.code
     const visitors: Array<[string, string]> = [
       ['Mozilla/5.0 (X11; Linux) Firefox/130.0', '8.8.8.8'],
       ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', '193.0.0.1'],
@@ -438,6 +559,9 @@ if (browserAvailable()) {
       ['link', `/app/links/${ctx.code}`],
       ['create', '/app/links/new'],
       ['edit', `/app/links/${ctx.code}/edit`],
+      ['links-filtered', '/app/links?tag=newsletter&q=example'],
+      ['link-options', `/app/links/${ctx.options}`],
+      ['edit-options', `/app/links/${ctx.options}/edit`],
       ['sessions', '/app/sessions'],
       ['account', '/app/account'],
       ['report', `/app/report?code=${ctx.code}`],

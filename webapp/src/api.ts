@@ -26,6 +26,23 @@ export interface Link {
   expires_at: string | null
   /** an operator stopped it (the link, its owner's account or its target's host): it answers 410 */
   disabled: boolean
+  /** before it the link answers as unknown */
+  starts_at: string | null
+  max_visits: number | null
+  /** redirects the cap still allows; null without a cap */
+  visits_left: number | null
+  password_protected: boolean
+  tags: string[]
+  /** the preview card that chat apps and social sites show */
+  title: string | null
+  description: string | null
+  image_url: string | null
+}
+
+/** One of the caller's tags, with how many links carry it. */
+export interface Tag {
+  tag: string
+  links: number
 }
 
 export interface Day {

@@ -16,6 +16,8 @@ export interface FieldOptions {
   pattern?: string
   inputmode?: string
   placeholder?: string
+  /** a textarea of this many rows rather than a one-line input */
+  rows?: string
 }
 
 /** A label, its input, an optional hint, and the line where this field's errors appear. */
@@ -23,10 +25,11 @@ export function field(label: string, name: string, opts: FieldOptions = {}): HTM
   const id = `f${++ids}-${name}`
   const hint = opts.hint === undefined ? null : h('p', { class: 'hint', id: `${id}-hint` }, opts.hint)
   const error = h('p', { class: 'field-error', id: `${id}-error`, hidden: true })
-  const input = h('input', {
+  const input = h(opts.rows === undefined ? 'input' : 'textarea', {
     id,
     name,
-    type: opts.type ?? 'text',
+    rows: opts.rows,
+    type: opts.rows === undefined ? (opts.type ?? 'text') : undefined,
     required: opts.required,
     autocomplete: opts.autocomplete,
     minlength: opts.minlength,
@@ -52,7 +55,7 @@ export function clearErrors(root: HTMLElement): void {
 }
 
 /**
- * Shows an error where it belongs: each field error under its input (the first one focused),
+ * Shows an error where it belongs: each field error under its input (the topmost one focused),
  * anything else in `alert`. A 429 disables `button` until Retry-After has passed.
  */
 export function showError(err: unknown, root: HTMLElement, alert: HTMLElement, button?: HTMLButtonElement): void {
@@ -67,7 +70,11 @@ export function showError(err: unknown, root: HTMLElement, alert: HTMLElement, b
     input.setAttribute('aria-invalid', 'true')
     line.textContent = message
     line.hidden = false
-    first ??= input
+    // A field folded away in a closed disclosure is shown with its error.
+    const folded = input.closest('details')
+    if (folded !== null) folded.open = true
+    // The API's order is not the page's: focus goes to the highest field in error.
+    if (first === undefined || first.compareDocumentPosition(input) & Node.DOCUMENT_POSITION_PRECEDING) first = input
   }
   if (first !== undefined) {
     first.focus()

@@ -1,4 +1,4 @@
-// One link: its facts, visits per day (humans and bots), who visits (devices, browsers, OS,
+// One link: its facts (limits, password, tags and preview card included), visits per day (humans and bots), who visits (devices, browsers, OS,
 // countries), referrers, the statistics as CSV, and its QR code to download.
 import { blob, get, type Link, type Stats } from './api.js'
 import { breakdownChart, dayChart } from './chart.js'
@@ -6,7 +6,7 @@ import { h } from './dom.js'
 import { counted, number, when } from './format.js'
 import { hostLine } from './hosts.js'
 import { loading, screen } from './layout.js'
-import { deleteButton, expiry, stopped } from './links-screen.js'
+import { deleteButton, expiry, notStarted, stopped, tagChips, visitsLeft } from './links-screen.js'
 import { navigate } from './router.js'
 import { copyButton, downloadButton } from './widgets.js'
 
@@ -22,6 +22,13 @@ function country(code: string): string {
   } catch {
     return code
   }
+}
+
+/** The card link previews show; the image is named, not loaded (the app fetches nothing from elsewhere). */
+function previewCard(link: Link): HTMLElement {
+  if (link.title === null && link.description === null && link.image_url === null) return h('p', { class: 'muted' }, 'No preview card: chat apps and social sites show what they find at the target.')
+  const row = (name: string, text: string | null) => h('div', {}, h('dt', {}, name), h('dd', {}, text ?? 'None'))
+  return h('section', { class: 'card', 'aria-labelledby': 'card' }, h('h3', { id: 'card' }, 'Preview card'), h('dl', {}, row('Title', link.title), row('Description', link.description), row('Image', link.image_url)))
 }
 
 // The QR image is fetched with the token (an <img src> cannot send one) and shown from a blob:
@@ -50,7 +57,12 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
         h('div', {}, h('dt', {}, 'Last visit'), h('dd', {}, link.last_visited_at === null ? 'None yet' : when(link.last_visited_at))),
         h('div', {}, h('dt', {}, 'Created'), h('dd', {}, when(link.created_at))),
         h('div', {}, h('dt', {}, 'Expiry'), h('dd', { class: stopped(link) ? 'warn' : '' }, expiry(link))),
+        h('div', {}, h('dt', {}, 'Starts'), h('dd', {}, link.starts_at === null ? 'At once' : notStarted(link) ? when(link.starts_at) : `Started ${when(link.starts_at)}`)),
+        h('div', {}, h('dt', {}, 'Visit limit'), h('dd', { class: link.visits_left === 0 ? 'warn' : '' }, link.max_visits === null ? 'None' : visitsLeft(link))),
+        h('div', {}, h('dt', {}, 'Password'), h('dd', {}, link.password_protected ? 'Required: visitors type it first' : 'None')),
       ),
+      tagChips(link),
+      previewCard(link),
       h(
         'div',
         { class: 'actions' },

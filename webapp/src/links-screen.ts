@@ -1,6 +1,7 @@
-// The links list: each link's short URL with a copy button, target, visits with a 30-day
-// sparkline, created and expiry, and its actions.
-import { act, get, type Link, type Stats } from './api.js'
+// The links list: a filter by tag and by text (kept in the address, so a reload keeps it), then
+// each link's short URL with a copy button, target, tags, visits with a 30-day sparkline,
+// created and expiry, its limits, and its actions.
+import { act, get, type Link, type Stats, type Tag } from './api.js'
 import { sparkline } from './chart.js'
 import { announce, h } from './dom.js'
 import { expired, number, when } from './format.js'
@@ -9,17 +10,78 @@ import { loading, screen } from './layout.js'
 import { navigate } from './router.js'
 import { confirmDialog, copyButton, downloadButton } from './widgets.js'
 
+/** The list's address for a filter; empty parts are left out. */
+export function listPath(tag: string, q: string): string {
+  const query = new URLSearchParams()
+  if (tag !== '') query.set('tag', tag)
+  if (q !== '') query.set('q', q)
+  return query.toString() === '' ? '/app/links' : `/app/links?${query}`
+}
+
 export async function linksScreen(notice?: string): Promise<void> {
   loading('Your links')
-  const { links } = await get<{ links: Link[] }>('/links')
+  const params = new URLSearchParams(location.search)
+  const tag = params.get('tag') ?? ''
+  const q = params.get('q') ?? ''
+  // The API's filter takes the same query as the app's address.
+  const query = listPath(tag, q).replace('/app/links', '')
+  const [{ links }, { tags }] = await Promise.all([get<{ links: Link[] }>(`/links${query}`), get<{ tags: Tag[] }>('/tags')])
   const newLink = h('a', { class: 'button primary', href: '/app/links/new', 'data-nav': true }, 'New link')
-  if (links.length === 0) {
+  const filtered = tag !== '' || q !== ''
+  if (links.length === 0 && !filtered) {
     screen('Your links', notice, h('div', { class: 'empty' }, h('p', {}, 'You have no links yet.'), newLink))
     return
   }
   const csv = downloadButton('Download CSV', '/links?format=csv', 'links.csv')
-  screen('Your links', notice, h('p', { class: 'toolbar' }, h('span', { class: 'muted' }, `${links.length} of 50 links`), h('span', { class: 'actions' }, csv, newLink)), h('ul', { class: 'links' }, ...links.map(linkItem)))
+  const count = filtered ? `${links.length} ${links.length === 1 ? 'link matches' : 'links match'}` : `${links.length} of 50 links`
+  screen(
+    'Your links',
+    notice,
+    filterForm(tags, tag, q),
+    h('p', { class: 'toolbar' }, h('span', { class: 'muted' }, count), h('span', { class: 'actions' }, csv, newLink)),
+    links.length === 0
+      ? h('div', { class: 'empty' }, h('p', {}, 'No link matches this filter.'), h('a', { href: '/app/links', 'data-nav': true }, 'Show all links'))
+      : h('ul', { class: 'links' }, ...links.map(linkItem)),
+  )
 }
+
+/** A tag (from GET /tags, with counts) and a search; applying it changes the address. */
+function filterForm(tags: Tag[], tag: string, q: string): HTMLFormElement {
+  const select = h(
+    'select',
+    { id: 'filter-tag', name: 'tag' },
+    h('option', { value: '' }, 'All tags'),
+    ...tags.map((t) => h('option', { value: t.tag, selected: t.tag.toLowerCase() === tag.toLowerCase() }, `${t.tag} (${number(t.links)})`)),
+  )
+  // A tag from an old address that no link carries any more still shows as chosen.
+  if (tag !== '' && select.value === '') select.append(h('option', { value: tag, selected: true }, `${tag} (0)`))
+  const search = h('input', { id: 'filter-q', name: 'q', type: 'search', value: q, placeholder: 'Part of a URL or code' })
+  const el = h(
+    'form',
+    { class: 'filter', role: 'search', 'aria-label': 'Filter links' },
+    h('div', { class: 'field' }, h('label', { for: select.id }, 'Tag'), select),
+    h('div', { class: 'field' }, h('label', { for: search.id }, 'Search'), search),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Filter'), tag !== '' || q !== '' ? h('a', { href: '/app/links', 'data-nav': true }, 'Clear') : null),
+  )
+  el.addEventListener('submit', (ev) => {
+    ev.preventDefault()
+    navigate(listPath(select.value, search.value.trim()))
+  })
+  return el
+}
+
+/** The link's tags as chips, each a link to the list filtered by it. */
+export const tagChips = (link: Link): HTMLElement | null =>
+  link.tags.length === 0
+    ? null
+    : h('ul', { class: 'tags', 'aria-label': `Tags of ${link.code}` }, ...link.tags.map((t) => h('li', {}, h('a', { href: listPath(t, ''), 'data-nav': true, 'aria-label': `Links tagged ${t}` }, t))))
+
+/** "2 of 3 left", "Used up (3 of 3)" */
+export const visitsLeft = (link: Link): string =>
+  link.visits_left === 0 ? `Used up (${number(link.max_visits ?? 0)} visits)` : `${number(link.visits_left ?? 0)} of ${number(link.max_visits ?? 0)} left`
+
+/** Not started yet (by this device's clock). */
+export const notStarted = (link: Link): boolean => link.starts_at !== null && Date.parse(link.starts_at) > Date.now()
 
 export const expiry = (link: Link): string =>
   link.disabled
@@ -58,12 +120,16 @@ function linkItem(link: Link): HTMLLIElement {
     h('div', { class: 'short' }, h('a', { href: `/app/links/${link.code}`, 'data-nav': true, class: 'code' }, link.short_url), copyButton(link.short_url, `short URL ${link.code}`)),
     h('p', { class: 'target', title: link.url }, link.url),
     hostLine(link.url),
+    tagChips(link),
     h(
       'dl',
       { class: 'facts' },
       h('div', {}, h('dt', {}, 'Visits'), h('dd', {}, number(link.visits), spark)),
       h('div', {}, h('dt', {}, 'Created'), h('dd', {}, when(link.created_at))),
       h('div', {}, h('dt', {}, 'Expiry'), h('dd', { class: stopped(link) ? 'warn' : '' }, expiry(link))),
+      notStarted(link) ? h('div', {}, h('dt', {}, 'Starts'), h('dd', {}, when(link.starts_at!))) : null,
+      link.max_visits === null ? null : h('div', {}, h('dt', {}, 'Visit limit'), h('dd', { class: link.visits_left === 0 ? 'warn' : '' }, visitsLeft(link))),
+      link.password_protected ? h('div', {}, h('dt', {}, 'Password'), h('dd', {}, 'Required')) : null,
     ),
     h(
       'div',

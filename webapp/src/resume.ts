@@ -11,8 +11,8 @@ interface Resume {
 /** Keeps the current address and the values of the screen's forms. */
 export function keepPlace(): void {
   const draft: Record<string, string> = {}
-  for (const input of document.querySelectorAll<HTMLInputElement>('main form input[name]')) {
-    if (input.type !== 'password' && input.value !== '') draft[input.name] = input.value
+  for (const input of document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('main form input[name], main form textarea[name]')) {
+    if (input.type !== 'password' && input.type !== 'checkbox' && input.value !== '') draft[input.name] = input.value
   }
   sessionStorage.setItem(KEY, JSON.stringify({ path: location.pathname, draft } satisfies Resume))
 }
@@ -31,7 +31,7 @@ export function restoreDraft(form: HTMLFormElement): void {
   sessionStorage.removeItem(KEY)
   for (const [name, value] of Object.entries(kept.draft)) {
     const input = form.elements.namedItem(name)
-    if (input instanceof HTMLInputElement) input.value = value
+    if (input instanceof HTMLInputElement || input instanceof HTMLTextAreaElement) input.value = value
   }
 }
 

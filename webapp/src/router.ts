@@ -21,7 +21,7 @@ export function interceptLinks(): void {
     const a = (ev.target as Element).closest?.('a[data-nav]') as HTMLAnchorElement | null
     if (a === null || ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return
     ev.preventDefault()
-    navigate(a.pathname)
+    navigate(a.pathname + a.search)
   })
   window.addEventListener('popstate', () => render())
 }
