@@ -29,13 +29,14 @@ if (why !== undefined) {
 
   for (const workers of [1, 2]) {
     test(`WORKERS=${workers}: no process or worker exits while its connections are killed under load`, async ({ db, admin }) => {
+      let kills: NodeJS.Timeout | undefined
       const srv = await spawnServer({ DATABASE_URL: db.url, WORKERS: String(workers), CACHE_MAX_BYTES: '0', VISIT_FLUSH_MS: '100' }, workers)
       try {
         const user = await newUser(srv.url)
         const { code } = await newLink(srv.url, user.token)
         let exited = false
         void srv.exited.then(() => (exited = true))
-        const kills = setInterval(() => {
+        kills = setInterval(() => {
           admin`
             select pg_terminate_backend(pid) from pg_stat_activity
             where datname = current_database() and pid <> pg_backend_pid() and application_name like 'link-service%'`.catch(() => {})
@@ -45,10 +46,13 @@ if (why !== undefined) {
         await Promise.all(
           Array.from({ length: CLIENTS }, async (_, i) => {
             for (let n = 0; Date.now() < end && !exited; n++) {
-              const res =
-                (n + i) % 3 === 0
-                  ? await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://example.com/${n}` }, ip: randomIp() })
-                  : await call(srv.url, 'GET', `/r/${code}`)
+              const res = await ((n + i) % 3 === 0
+                ? call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://example.com/${n}` }, ip: randomIp() })
+                : call(srv.url, 'GET', `/r/${code}`)
+              ).catch((err: Error) => {
+                // a connection the service dropped: say what it logged, and whether it exited
+                throw new Error(`a request failed (${String(err.cause ?? err.message)}); exited: ${exited}; ${srv.logSoFar().slice(-3000)}`)
+              })
               statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
             }
           }),
@@ -72,6 +76,7 @@ if (why !== undefined) {
         await sleep(200)
         assert.not.ok(exited)
       } finally {
+        clearInterval(kills) // also when a request failed: the next test's server must not start under the kills
         srv.child.kill('SIGKILL')
         await srv.exited
       }
