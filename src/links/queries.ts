@@ -168,7 +168,7 @@ interface CreatedRow {
   r_retry_after: number | null
 }
 
-/** What a list is narrowed to: a tag (case-insensitive), a substring of the url or the code (case-insensitive). */
+/** What a list is narrowed to: a tag (case-insensitive), a substring of the url, the code or the card's title (case-insensitive). */
 export interface LinkFilter {
   tag?: string
   q?: string
@@ -181,7 +181,8 @@ export function listLinks(sql: Sql, userId: string, filter: LinkFilter = {}): Pr
     select ${columns(sql)} from live_links
     where user_id = ${userId}
       and (${tag}::text is null or exists (select 1 from unnest(tags) t where lower(t) = lower(${tag}::text)))
-      and (${q}::text is null or strpos(lower(url), lower(${q}::text)) > 0 or strpos(lower(code), lower(${q}::text)) > 0)
+      and (${q}::text is null or strpos(lower(url), lower(${q}::text)) > 0 or strpos(lower(code), lower(${q}::text)) > 0
+           or strpos(lower(coalesce(title, '')), lower(${q}::text)) > 0)
     order by id desc`
 }
 

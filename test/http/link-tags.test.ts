@@ -44,17 +44,18 @@ test('at most 10 tags of 1 to 32 characters, strings without control characters 
   assert.is((await create(srv, user.token, { url, tags: ['x'.repeat(32)] })).status, 201)
 })
 
-test('?tag= filters the list case-insensitively; ?q= searches url and code; both together narrow further', async ({ srv }) => {
+test('?tag= filters the list case-insensitively; ?q= searches url, code and title; both together narrow further', async ({ srv }) => {
   const owner = await newUser(srv.url)
   await create(srv, owner.token, { url: 'https://shop.example/spring-sale', tags: ['Sale', 'spring'] })
   await create(srv, owner.token, { url: 'https://shop.example/autumn-sale', tags: ['sale'] })
-  const custom = await create(srv, owner.token, { url: 'https://docs.example/guide', code: 'GuideAbC', tags: ['docs'] })
+  const custom = await create(srv, owner.token, { url: 'https://docs.example/guide', code: 'GuideAbC', tags: ['docs'], title: 'Getting Started' })
   assert.is(custom.status, 201, custom.text)
   assert.equal(await list(srv, owner.token, 'tag=SALE'), ['https://shop.example/autumn-sale', 'https://shop.example/spring-sale'])
   assert.equal(await list(srv, owner.token, 'tag=spring'), ['https://shop.example/spring-sale'])
   assert.equal(await list(srv, owner.token, 'tag=none'), [])
   assert.equal(await list(srv, owner.token, 'q=AUTUMN'), ['https://shop.example/autumn-sale'])
   assert.equal(await list(srv, owner.token, 'q=guideabc'), ['https://docs.example/guide'], 'the code, any case')
+  assert.equal(await list(srv, owner.token, 'q=started'), ['https://docs.example/guide'], 'the preview title, any case')
   assert.equal(await list(srv, owner.token, 'q=%25'), [], 'a % is a character, not a wildcard')
   assert.equal(await list(srv, owner.token, 'tag=sale&q=spring'), ['https://shop.example/spring-sale'])
   assert.is((await list(srv, owner.token, '')).length, 3)

@@ -55,7 +55,7 @@ function filterForm(tags: Tag[], tag: string, q: string): HTMLFormElement {
   )
   // A tag from an old address that no link carries any more still shows as chosen.
   if (tag !== '' && select.value === '') select.append(h('option', { value: tag, selected: true }, `${tag} (0)`))
-  const search = h('input', { id: 'filter-q', name: 'q', type: 'search', value: q, placeholder: 'Part of a URL or code' })
+  const search = h('input', { id: 'filter-q', name: 'q', type: 'search', value: q, placeholder: 'Part of a URL, code or title' })
   const el = h(
     'form',
     { class: 'filter', role: 'search', 'aria-label': 'Filter links' },
