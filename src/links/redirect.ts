@@ -167,8 +167,7 @@ function counted(deps: RedirectDeps, known: Known, source: 'hit' | 'miss'): Know
  * cap, a HEAD only asks whether one is left. Refused, the link is used up: the cache keeps that
  * (unless the owner changed the link meanwhile: `epoch`), so the next ones need no read.
  */
-function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, capped: Guarded, location: string): Promise<string | typeof EXHAUSTED> {
-  if (!capped.capped) return Promise.resolve(location)
+function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, location: string): Promise<string | typeof EXHAUSTED> {
   const epoch = deps.cache.epoch
   return deps.caps.allow(code, req.method !== 'HEAD').then((allowed) => {
     if (allowed) return location
@@ -185,6 +184,22 @@ function chosen(deps: RedirectDeps, req: IncomingMessage, link: Guarded, userAge
   if (link.rules === undefined) return link.location
   const country = () => deps.countryOf(clientAddress(req.socket.remoteAddress, forwardedFor, deps.config.trustProxy))
   return ruleTarget(link.rules, { userAgent, acceptLanguage: language, country }) ?? link.location
+}
+
+/** A password link's question, asked before anything else of the link is known to the visitor. */
+const ASK = Symbol('ask')
+
+/**
+ * What a Guarded link gives this request, in one order for both paths: a preview fetcher its card
+ * (never for a password link), a password link the question, any other the place its rules choose,
+ * after its cap when it has one.
+ */
+function pastGuard(deps: RedirectDeps, req: IncomingMessage, code: string, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined):
+  { card: Reply } | typeof ASK | string | Promise<string | typeof EXHAUSTED> {
+  if (link.card !== undefined && !link.locked && req.method !== 'POST' && isPreviewFetcher(userAgent)) return { card: cardReply(deps.baseUrl, code, link.location, link.card) }
+  if (link.locked) return ASK
+  const location = chosen(deps, req, link, userAgent, language, forwardedFor)
+  return link.capped ? afterCap(deps, req, code, location) : location
 }
 
 /**
@@ -242,18 +257,14 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
     return
   }
   if (known instanceof Guarded) {
-    if (known.card !== undefined && !known.locked && isPreviewFetcher(visitor.userAgent)) {
-      return send(res, cardReply(deps.baseUrl, code, known.location, known.card), { 'x-request-id': requestId })
+    const step = pastGuard(deps, req, code, known, visitor.userAgent, language, visitor.forwardedFor)
+    if (step === ASK) return wantsPage(req) ? send(res, passwordReply(code, false), { 'x-request-id': requestId }) : sendPrerendered(res, LOCKED, requestId)
+    if (step instanceof Promise) {
+      const mine = { ...visitor } // on a hit, `visitor` is the scratch object of the next request
+      return new Deadline(deps.config.dbTimeoutMs).run(step).then((decided) => answer(deps, req, res, code, decided, mine, language, requestId))
     }
-    if (known.locked) {
-      if (wantsPage(req)) return send(res, passwordReply(code, false), { 'x-request-id': requestId })
-      return sendPrerendered(res, LOCKED, requestId)
-    }
-    const location = chosen(deps, req, known, visitor.userAgent, language, visitor.forwardedFor)
     // Rules alone need no read: answered now, as a plain link is.
-    if (!known.capped) return answer(deps, req, res, code, location, visitor, language, requestId)
-    const mine = { ...visitor } // on a hit, `visitor` is the scratch object of the next request
-    return new Deadline(deps.config.dbTimeoutMs).run(afterCap(deps, req, code, known, location)).then((decided) => answer(deps, req, res, code, decided, mine, language, requestId))
+    return typeof step === 'object' ? send(res, step.card, { 'x-request-id': requestId }) : answer(deps, req, res, code, step, visitor, language, requestId)
   }
   if (wantsPage(req)) return stoppedPageOf(deps, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
   sendPrerendered(res, prerenderedOf(known), requestId)
@@ -273,16 +284,14 @@ export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
 
 function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<Reply> {
   if (known instanceof Guarded) {
-    if (known.card !== undefined && !known.locked && ctx.req.method !== 'POST' && isPreviewFetcher(ctx.req.headers['user-agent'])) {
-      return cardReply(ctx.deps.baseUrl, code, known.location, known.card)
-    }
-    if (known.locked) {
+    const h = ctx.req.headers
+    const step = pastGuard(ctx.deps, ctx.req, code, known, h['user-agent'], h['accept-language'], h['x-forwarded-for'] as string | undefined)
+    if (step === ASK) {
       if (wantsPage(ctx.req)) return passwordReply(code, false)
       throw varied(linkPasswordRequired())
     }
-    const h = ctx.req.headers
-    const location = chosen(ctx.deps, ctx.req, known, h['user-agent'], h['accept-language'], h['x-forwarded-for'] as string | undefined)
-    return afterCap(ctx.deps, ctx.req, code, known, location).then((decided) => replyFor(ctx, code, decided))
+    if (step instanceof Promise) return step.then((decided) => replyFor(ctx, code, decided))
+    return typeof step === 'object' ? step.card : replyFor(ctx, code, step)
   }
   if (typeof known !== 'string' && wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
   if (known === MISSING) throw varied(linkNotFound())

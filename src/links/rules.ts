@@ -1,9 +1,9 @@
 // Redirect rules (issue 25): up to MAX_RULES ordered rules, each { if: { device?, language?,
 // country? }, url }. The first rule whose given conditions all match gives the target; none, the
 // link's url. Checked here when written; evaluated in memory from the cache entry on each visit.
-import { parse } from 'bowser'
 import type { Fields } from '../http/fields.js'
 import { Memo } from './memo.js'
+import { agentFamilies } from './user-agent.js'
 
 export const MAX_RULES = 10
 export const DEVICES = ['ios', 'android', 'desktop'] as const
@@ -91,18 +91,20 @@ function parseCondition(f: Fields, at: string, value: unknown): RuleCondition | 
   return ok ? cond : undefined
 }
 
-// bowser's parse costs microseconds: a busy link sees few distinct agents, so they are remembered.
+// Parsing costs microseconds: a busy link sees few distinct agents, so they are remembered.
 const devices = new Memo<RuleDevice | undefined>(1000)
 
-/** ios (iPhone, iPad, iPod), android, desktop (neither mobile nor tablet), or undefined (none of them: a bot, a TV...). */
+/**
+ * ios (iPhone, iPad, iPod), android, desktop (neither mobile nor tablet), or undefined (none of
+ * them: a bot, a TV...), from the statistics' reading of a User-Agent (user-agent.ts).
+ */
 export function deviceOf(userAgent: string | undefined): RuleDevice | undefined {
   if (userAgent === undefined || userAgent === '') return undefined
   return devices.get(userAgent, (ua) => {
-    const parsed = parse(ua)
-    const os = parsed.os.name
+    const { os, device } = agentFamilies(ua)
     if (os === 'iOS' || /\b(iPhone|iPad|iPod)\b/.test(ua)) return 'ios'
     if (os === 'Android') return 'android'
-    return parsed.platform.type === 'desktop' ? 'desktop' : undefined
+    return device === 'desktop' ? 'desktop' : undefined
   })
 }
 

@@ -1,5 +1,6 @@
 // A User-Agent as the statistics show it: device (mobile, tablet, desktop or other), browser family
-// and OS family, by bowser (MIT). Done at the visit flush, never on the redirect path.
+// and OS family, by bowser (MIT). Done at the visit flush, and for a redirect rule's device
+// (rules.ts, remembered per User-Agent); never for a link without rules.
 import { BROWSER_MAP, OS_MAP, parse } from 'bowser'
 
 export type Device = 'mobile' | 'tablet' | 'desktop' | 'other'
