@@ -1,5 +1,6 @@
--- Password links, start and visit limits (issue 25). password_hash: argon2id (PHC string) of the
--- link's password, from the service's KDF pool; never returned, cleared when the link is deleted.
+-- Password links, start and visit limits, preview cards, tags and redirect rules (issue 25).
+-- password_hash: argon2id (PHC string) of the link's password, from the service's KDF pool;
+-- never returned, cleared when the link is deleted.
 -- Start and visit limits: before starts_at a link answers 404 as if unknown; with
 -- max_visits it answers 410 LINK_EXHAUSTED once that many visits were served.
 alter table links
@@ -11,7 +12,11 @@ alter table links
   -- the preview card shown to link-preview fetchers (src/links/preview-fetchers.ts); never fetched from the target
   add column title text,
   add column description text,
-  add column image_url text;
+  add column image_url text,
+  -- redirect rules: up to 10 ordered {"if": {device?, language?, country?}, "url"}; the first whose
+  -- conditions all match gives the target, else the link's url. Null: none. Checked by
+  -- src/links/rules.ts before they are written; evaluated in memory by the redirect.
+  add column rules jsonb;
 
 -- The cap's own count, taken one visit at a time in the database before each 302
 -- (src/links/caps.ts): exact across nodes, and written only for capped links (links.visits is
@@ -34,12 +39,14 @@ from (
   where l.deleted_at is null
 ) s;
 
--- create_link of 0012, taking the start, the cap (its count starts full), the password hash and the tags too.
+-- create_link of 0012, taking the start, the cap (its count starts full), the password hash, the
+-- tags, the card and the rules too; a rule target's host on the block list is refused as the
+-- link's url is ('blocked').
 drop function create_link(uuid, text[], text, text, text, timestamptz, int, text, int, int);
 create function create_link(p_user uuid, p_codes text[], p_url text, p_location text, p_host text, p_expires_at timestamptz,
                             p_max int, p_channel text, p_per_minute int, p_young_hours int,
                             p_starts_at timestamptz, p_max_visits bigint, p_password_hash text, p_tags text[],
-                            p_title text, p_description text, p_image_url text)
+                            p_title text, p_description text, p_image_url text, p_rules jsonb, p_rule_hosts text[])
 returns table (r_outcome text, r_code text, r_url text, r_created_at timestamptz, r_updated_at timestamptz,
                r_visits float8, r_last_visited_at timestamptz, r_expires_at timestamptz, r_retry_after int)
 language plpgsql as $$
@@ -65,7 +72,7 @@ begin
     return next;
     return;
   end if;
-  if host_blocked(p_host) then
+  if host_blocked(p_host) or exists (select 1 from unnest(p_rule_hosts) h where host_blocked(h)) then
     r_outcome := 'blocked';
     return next;
     return;
@@ -83,8 +90,8 @@ begin
     return;
   end if;
   foreach c in array p_codes loop
-    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash, tags, title, description, image_url)
-    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash, p_tags, p_title, p_description, p_image_url)
+    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash, tags, title, description, image_url, rules)
+    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash, p_tags, p_title, p_description, p_image_url, p_rules)
     on conflict (code) do nothing
     returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8, l.last_visited_at, l.expires_at
     into r_code, r_url, r_created_at, r_updated_at, r_visits, r_last_visited_at, r_expires_at;
@@ -103,7 +110,7 @@ begin
 end
 $$;
 
--- tombstone_links of 0008: a tombstone keeps no password hash or cap either.
+-- tombstone_links of 0008: a tombstone keeps no password hash, card, rules or cap either.
 create or replace function tombstone_links(p_user uuid, p_code text, p_channel text) returns setof text
 language plpgsql as $$
 declare
@@ -111,7 +118,7 @@ declare
 begin
   for c in
     update links set user_id = null, url = null, location = null, host_domains = null, password_hash = null,
-                     title = null, description = null, image_url = null, deleted_at = now()
+                     title = null, description = null, image_url = null, rules = null, deleted_at = now()
     where user_id = p_user and deleted_at is null and (p_code is null or code = p_code)
     returning code
   loop
