@@ -43,7 +43,7 @@ export interface LoadResult {
  */
 export async function loadSource(
   sql: Sql,
-  source: { name: string; location: string; validators: Validators; invalid: number },
+  source: { name: string; location: string; validators: Validators; invalid: number; checkedAt?: Date },
   hosts: Iterable<string>,
 ): Promise<LoadResult> {
   const all = Array.isArray(hosts) ? (hosts as string[]) : [...hosts]
@@ -65,7 +65,8 @@ export async function loadSource(
     const entries = count!.entries
     await tx`
       insert into blocklist_sources as s (name, location, etag, last_modified, checked_at, loaded_at, entries, invalid_lines, last_error, failures)
-      values (${source.name}, ${source.location}, ${source.validators.etag}, ${source.validators.lastModified}, now(), now(), ${entries}, ${source.invalid}, null, 0)
+      values (${source.name}, ${source.location}, ${source.validators.etag}, ${source.validators.lastModified},
+              coalesce(${source.checkedAt ?? null}::timestamptz, now()), now(), ${entries}, ${source.invalid}, null, 0)
       on conflict (name) do update set location = excluded.location, etag = excluded.etag, last_modified = excluded.last_modified,
         checked_at = excluded.checked_at, loaded_at = excluded.loaded_at, entries = excluded.entries,
         invalid_lines = excluded.invalid_lines, last_error = null, failures = 0`
@@ -79,25 +80,32 @@ export async function loadSource(
   })
 }
 
+// A source's checked_at is when its check began (`at`, from dueAt), not when it ended: a round
+// slowed by a busy machine must not make the same node's next turn look too soon, and skip it.
+// Without `at` (an operator's import), the time of the write.
+
 /** A conditional read said the feed is as it was. */
-export async function markUnchanged(sql: Sql, name: string): Promise<void> {
-  await sql`update blocklist_sources set checked_at = now(), last_error = null, failures = 0 where name = ${name}`
+export async function markUnchanged(sql: Sql, name: string, at?: Date): Promise<void> {
+  await sql`update blocklist_sources set checked_at = coalesce(${at ?? null}::timestamptz, now()), last_error = null, failures = 0 where name = ${name}`
 }
 
 /** A read or load failed: the entries stay as they were. */
-export async function markFailed(sql: Sql, name: string, location: string, error: string): Promise<void> {
+export async function markFailed(sql: Sql, name: string, location: string, error: string, at?: Date): Promise<void> {
   await sql`
     insert into blocklist_sources as s (name, location, checked_at, last_error, failures)
-    values (${name}, ${location}, now(), ${error}, 1)
-    on conflict (name) do update set checked_at = now(), last_error = excluded.last_error, failures = s.failures + 1`
+    values (${name}, ${location}, coalesce(${at ?? null}::timestamptz, now()), ${error}, 1)
+    on conflict (name) do update set checked_at = excluded.checked_at, last_error = excluded.last_error, failures = s.failures + 1`
 }
 
-/** Whether the source was last checked at least `seconds` ago (or never), by the database clock. */
-export async function isDue(sql: Sql, name: string, seconds: number): Promise<boolean> {
-  const [row] = await sql<{ due: boolean }[]>`
-    select checked_at is null or checked_at <= now() - make_interval(secs => ${seconds}::float8) as due
-    from blocklist_sources where name = ${name}`
-  return row === undefined || row.due
+/**
+ * When the source was last checked at least `seconds` ago (or never), by the database clock: the
+ * database's time now, to be recorded as the check's; undefined when it is not due.
+ */
+export async function dueAt(sql: Sql, name: string, seconds: number): Promise<Date | undefined> {
+  const [row] = await sql<{ now: Date; due: boolean }[]>`
+    select now() as now, coalesce((select checked_at is null or checked_at <= now() - make_interval(secs => ${seconds}::float8)
+                                   from blocklist_sources where name = ${name}), true) as due`
+  return row!.due ? row!.now : undefined
 }
 
 /** Drops a source and its entries (an operator's `block remove --source`). False when unknown. */

@@ -6,15 +6,24 @@ import type { Database, Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
 import { parseFeed, type ParsedFeed } from './parse.js'
-import { findSource, isDue, loadSource, markFailed, markUnchanged, type LoadResult } from './queries.js'
+import { dueAt, findSource, loadSource, markFailed, markUnchanged, type LoadResult } from './queries.js'
 import { FeedError, readSource } from './read-source.js'
 
 const REFRESH_LOCK = 7_245_011 // arbitrary, fixed: every node must use the same key
 
 export type RefreshOutcome = { outcome: 'updated'; load: LoadResult; feed: ParsedFeed } | { outcome: 'unchanged' } | { outcome: 'failed'; error: string }
 
-/** Reads one source and, when it changed, loads it. `force`: read it whole, whatever was seen before. */
-export async function refreshSource(sql: Sql, name: string, location: string, force = false, stop?: AbortSignal): Promise<RefreshOutcome> {
+/**
+ * Reads one source and, when it changed, loads it. `force`: read it whole, whatever was seen
+ * before. `checkedAt`: the database time the check began (see dueAt).
+ */
+export async function refreshSource(
+  sql: Sql,
+  name: string,
+  location: string,
+  opts: { force?: boolean; stop?: AbortSignal; checkedAt?: Date } = {},
+): Promise<RefreshOutcome> {
+  const { force = false, stop, checkedAt } = opts
   const known = force ? undefined : await findSource(sql, name)
   // Validators only go with a list that was loaded: otherwise a 304 would keep an empty one.
   const validators = known?.loaded_at == null ? undefined : { etag: known.etag, lastModified: known.last_modified }
@@ -23,7 +32,7 @@ export async function refreshSource(sql: Sql, name: string, location: string, fo
   try {
     read = await readSource(location, validators, stop)
     if (!read.changed) {
-      await markUnchanged(sql, name)
+      await markUnchanged(sql, name, checkedAt)
       return { outcome: 'unchanged' }
     }
     feed = parseFeed(read.text)
@@ -33,10 +42,10 @@ export async function refreshSource(sql: Sql, name: string, location: string, fo
     if (!(err instanceof FeedError)) throw err
     // A read cut short by a shutdown says nothing about the feed.
     if (stop?.aborted === true) return { outcome: 'unchanged' }
-    await markFailed(sql, name, location, err.message)
+    await markFailed(sql, name, location, err.message, checkedAt)
     return { outcome: 'failed', error: err.message }
   }
-  const load = await loadSource(sql, { name, location, validators: read.validators, invalid: feed.invalid }, feed.hosts)
+  const load = await loadSource(sql, { name, location, validators: read.validators, invalid: feed.invalid, checkedAt }, feed.hosts)
   return { outcome: 'updated', load, feed }
 }
 
@@ -85,9 +94,10 @@ export function startRefreshJob(db: Database, sources: readonly FeedSource[], re
   const stopping = new AbortController()
 
   const refreshOne = async ({ name, location }: FeedSource) => {
-    if (!(await isDue(db.sql, name, dueAfterSeconds))) return
+    const checkedAt = await dueAt(db.sql, name, dueAfterSeconds)
+    if (checkedAt === undefined) return
     const started = performance.now()
-    const result = await refreshSource(db.sql, name, location, false, stopping.signal)
+    const result = await refreshSource(db.sql, name, location, { stop: stopping.signal, checkedAt })
     const seconds = (performance.now() - started) / 1000
     metrics.blocklistRefresh(name, result.outcome, seconds)
     if (result.outcome === 'failed') log.warn('blocklist refresh failed; the last good list stays', { source: name, error: result.error })

@@ -93,7 +93,7 @@ const importFeed: CliCommand = {
     const source = options.get('source') ?? given
     if (source === MANUAL_SOURCE) throw new CliError('"manual" names the operator\'s own entries; choose another --source')
     const location = isUrl(given) ? given : resolve(given)
-    const result = await refreshSource((await ctx.db()).sql, source, location, true)
+    const result = await refreshSource((await ctx.db()).sql, source, location, { force: true })
     if (result.outcome === 'failed') throw new CliError(`import failed, the source's entries are unchanged: ${result.error}`)
     /* c8 ignore next -- a forced read is never 'unchanged' */
     if (result.outcome === 'unchanged') return

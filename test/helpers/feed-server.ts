@@ -10,6 +10,8 @@ export interface FeedServer {
   set(text: string): void
   /** answer every request with this status instead (e.g. 500), until set() is called */
   fail(status: number): void
+  /** answer each request this many ms late from now on (a slow feed) */
+  delay(ms: number): void
   /** statuses answered, in order */
   answered: number[]
   close(): Promise<void>
@@ -18,9 +20,11 @@ export interface FeedServer {
 export async function startFeedServer(text: string): Promise<FeedServer> {
   let body = text
   let failing: number | undefined
+  let lateMs = 0
   const answered: number[] = []
   const etag = () => `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(async (req, res) => {
+    if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs))
     let status = 200
     if (failing !== undefined) status = failing
     else if (req.headers['if-none-match'] === etag()) status = 304
@@ -37,6 +41,9 @@ export async function startFeedServer(text: string): Promise<FeedServer> {
     },
     fail(status) {
       failing = status
+    },
+    delay(ms) {
+      lateMs = ms
     },
     answered,
     close: () =>

@@ -86,6 +86,27 @@ test('a failed refresh keeps the last good list, and is logged and counted', asy
 
 test.run()
 
+const slow = suite<{ feed: FeedServer; srv: TestServer }>('a slow threat feed')
+slow.before(async (ctx) => {
+  ctx.feed = await startFeedServer(hostsFile(`${uniqueName('slow')}.example`))
+  ctx.feed.delay(2_500)
+  ctx.srv = await startServer({ BLOCKLIST_SOURCES: ctx.feed.url, BLOCKLIST_REFRESH_S: String(REFRESH_S) })
+})
+slow.after(async (ctx) => {
+  await ctx.srv?.close()
+  await ctx.feed?.close()
+})
+
+slow('a feed that takes half a period to answer is still read every period, not every other one', async ({ feed }) => {
+  await until(10_000, () => feed.answered.length >= 1)
+  const first = feed.answered.length
+  // Every 5 s: two more reads take about 10 s. Timed from the end of a 2.5 s read, every other
+  // turn looked too soon (under 4 s) and was skipped: about 20 s.
+  await until(REFRESH_S * 2 * 1000 + 4_000, () => feed.answered.length >= first + 2, { why: () => `answers: ${feed.answered.join(',')}` })
+})
+
+slow.run()
+
 if (process.env.DATABASE_URL === undefined) {
   process.stdout.write('threat-feeds.test: the two-node part needs DATABASE_URL (npm test runs it in .ci/run)\n')
 } else {
