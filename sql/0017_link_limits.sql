@@ -128,3 +128,59 @@ begin
   end loop;
 end;
 $$;
+
+-- Webhooks (0013, 0014): link events carry the new fields as the API shows them, and link.updated
+-- follows a change of any field an owner sets (the password only as set or removed: its hash is
+-- never sent).
+create or replace function link_event_data(l links) returns jsonb
+language sql stable as $$
+  select jsonb_build_object('code', l.code, 'url', l.url, 'created_at', l.created_at, 'updated_at', l.updated_at,
+                            'expires_at', l.expires_at, 'disabled', l.disabled_at is not null or l.suspended_at is not null,
+                            'starts_at', l.starts_at, 'max_visits', l.max_visits, 'password_protected', l.password_hash is not null,
+                            'tags', to_jsonb(l.tags), 'title', l.title, 'description', l.description, 'image_url', l.image_url,
+                            'rules', coalesce(l.rules, '[]'::jsonb))
+$$;
+
+create function link_owner_fields_changed(o links, n links) returns boolean
+language sql immutable as $$
+  select o.url is distinct from n.url or o.expires_at is distinct from n.expires_at
+      or o.starts_at is distinct from n.starts_at or o.max_visits is distinct from n.max_visits
+      or o.password_hash is distinct from n.password_hash or o.tags is distinct from n.tags
+      or o.title is distinct from n.title or o.description is distinct from n.description
+      or o.image_url is distinct from n.image_url or o.rules is distinct from n.rules
+$$;
+
+create or replace function link_webhook_events() returns trigger
+language plpgsql as $$
+declare
+  was_stopped boolean := tg_op = 'UPDATE' and (old.disabled_at is not null or old.suspended_at is not null);
+  is_stopped boolean := new.disabled_at is not null or new.suspended_at is not null;
+begin
+  if tg_op = 'INSERT' then
+    if new.deleted_at is null then
+      perform queue_webhook_event(new.user_id, 'link.created', link_event_data(new));
+    end if;
+  elsif old.deleted_at is null and new.deleted_at is not null then
+    perform queue_webhook_event(old.user_id, 'link.deleted',
+      jsonb_build_object('code', old.code, 'url', old.url, 'deleted_at', new.deleted_at));
+  elsif new.deleted_at is null then
+    if not was_stopped and is_stopped then
+      perform queue_webhook_event(new.user_id, 'link.disabled', link_event_data(new) || jsonb_build_object(
+        'reason', case when new.disabled_at is not null then new.disabled_reason else 'suspended: reported by visitors' end));
+    elsif was_stopped and not is_stopped then
+      perform queue_webhook_event(new.user_id, 'link.enabled', link_event_data(new));
+    end if;
+    if link_owner_fields_changed(old, new) then
+      perform queue_webhook_event(new.user_id, 'link.updated', link_event_data(new));
+    end if;
+  end if;
+  return null;
+end
+$$;
+
+drop trigger links_webhook_update on links;
+create trigger links_webhook_update after update on links
+  for each row when (link_owner_fields_changed(old, new)
+                     or old.disabled_at is distinct from new.disabled_at or old.suspended_at is distinct from new.suspended_at
+                     or old.deleted_at is distinct from new.deleted_at)
+  execute function link_webhook_events();

@@ -74,6 +74,31 @@ test('link.updated and link.deleted follow a change and a delete', async ({ srv,
   assert.is(updated[0]!.event.data.url, 'https://example.com/changed')
 })
 
+test('link.updated follows a change of any field an owner sets, and carries them as the API shows them (never the password)', async ({ srv, user, rx }) => {
+  const link = await newLink(srv.url, user.token)
+  const changes = [
+    { tags: ['Spring'] },
+    { password: 'a long secret phrase' },
+    { title: 'A card', description: 'Its text', image_url: 'https://example.com/card.png' },
+    { rules: [{ if: { device: 'android' }, url: 'https://m.example.com/' }] },
+    { starts_at: '2020-01-01T00:00:00Z', max_visits: 10 },
+  ]
+  for (const body of changes) assert.is((await call(srv.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body })).status, 200, JSON.stringify(body))
+  const of = () => rx.of('link.updated').filter((r) => r.event.data.code === link.code)
+  await until(3_000, () => of().length === changes.length)
+  const last = of().sort((a, b) => a.event.data.updated_at.localeCompare(b.event.data.updated_at)).at(-1)!.event.data
+  const shown = (await call(srv.url, 'GET', `/api/v1/links/${link.code}`, { token: user.token })).body
+  for (const field of ['tags', 'password_protected', 'title', 'description', 'image_url', 'rules', 'max_visits'] as const) {
+    assert.equal(last[field], shown[field], field)
+  }
+  assert.is(Date.parse(last.starts_at), Date.parse(shown.starts_at))
+  assert.not.ok(JSON.stringify(of().map((r) => r.event)).includes('argon2'), 'no password hash in an event')
+  // A PATCH that changes nothing an owner sees sends nothing.
+  assert.is((await call(srv.url, 'PATCH', `/api/v1/links/${link.code}`, { token: user.token, body: { tags: ['Spring'] } })).status, 200)
+  await sleep(500)
+  assert.is(of().length, changes.length)
+})
+
 test('link.clicked: one event per link per flush, with the count and its split', async ({ srv, user, rx }) => {
   const link = await newLink(srv.url, user.token)
   const ip = randomIp()

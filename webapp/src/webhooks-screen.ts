@@ -12,7 +12,7 @@ const MAX_WEBHOOKS = 5
 
 const EVENT_TEXT: Record<string, string> = {
   'link.created': 'a link is created',
-  'link.updated': 'its URL or expiry changes',
+  'link.updated': 'its URL, expiry or another option changes',
   'link.deleted': 'a link is deleted',
   'link.expired': 'its expiry passes',
   'link.disabled': 'the operator stops it',
