@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import * as assert from 'uvu/assert'
 import { call, login, newUser, uniqueName, type User } from '../helpers/api.js'
-import { assertAccessible, browserAvailable, launchBrowser, screenshot } from '../helpers/browser.js'
+import { assertAccessible, browserAvailable, launchBrowser, screenshot, signedInContext } from '../helpers/browser.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { blockHost, unblockHost } from '../../src/admin/blocks.js'
 import { disableLink } from '../../src/admin/links.js'
@@ -568,10 +568,8 @@ if (browserAvailable()) {
     ]
     for (const width of [360, 1280]) {
       for (const colorScheme of ['light', 'dark'] as const) {
-        const context = await ctx.browser.newContext({ viewport: { width, height: 800 }, colorScheme })
         const token = await login(ctx.srv.url, ctx.user.username, PASSWORD)
-        const expires = new Date(Date.now() + 3_600_000).toISOString()
-        await context.addInitScript(`sessionStorage.setItem('link-service.session', ${JSON.stringify(JSON.stringify({ token, expires_at: expires }))})`)
+        const context = await signedInContext(ctx.browser, token, { viewport: { width, height: 800 }, colorScheme })
         const page = await context.newPage()
         const problems: string[] = []
         watch(page, problems)
