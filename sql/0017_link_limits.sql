@@ -16,7 +16,18 @@ alter table links
   -- redirect rules: up to 10 ordered {"if": {device?, language?, country?}, "url"}; the first whose
   -- conditions all match gives the target, else the link's url. Null: none. Checked by
   -- src/links/rules.ts before they are written; evaluated in memory by the redirect.
-  add column rules jsonb;
+  add column rules jsonb,
+  -- every suffix of each rule target's host, as host_domains holds the url's: a link any of whose
+  -- targets is on the block list is stopped, whenever the host was listed. Null: no rules.
+  add column rule_domains text[];
+
+-- A link's rule_domains from its rule targets' hosts (as the API canonicalizes them), in order.
+create function rule_domains_of(p_hosts text[]) returns text[]
+language sql immutable as $$
+  select case when cardinality(p_hosts) > 0 then
+    array(select d from unnest(p_hosts) with ordinality as h(host, i), unnest(domains_of(h.host)) with ordinality as x(d, j) order by i, j)
+  end
+$$;
 
 -- The cap's own count, taken one visit at a time in the database before each 302
 -- (src/links/caps.ts): exact across nodes, and written only for capped links (links.visits is
@@ -34,7 +45,7 @@ drop view live_links;
 create view live_links as
 select s.*, s.disabled_at is not null or s.suspended_at is not null or s.host_blocked as stopped
 from (
-  select l.*, exists (select 1 from blocked_hosts b where b.host = any(l.host_domains)) as host_blocked
+  select l.*, exists (select 1 from blocked_hosts b where b.host = any(l.host_domains || coalesce(l.rule_domains, '{}'))) as host_blocked
   from links l
   where l.deleted_at is null
 ) s;
@@ -90,8 +101,9 @@ begin
     return;
   end if;
   foreach c in array p_codes loop
-    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash, tags, title, description, image_url, rules)
-    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash, p_tags, p_title, p_description, p_image_url, p_rules)
+    insert into links as l (code, user_id, url, location, host_domains, expires_at, starts_at, max_visits, password_hash, tags, title, description, image_url, rules, rule_domains)
+    values (c, p_user, p_url, p_location, domains_of(p_host), p_expires_at, p_starts_at, p_max_visits, p_password_hash, p_tags, p_title, p_description, p_image_url, p_rules,
+            rule_domains_of(p_rule_hosts))
     on conflict (code) do nothing
     returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8, l.last_visited_at, l.expires_at
     into r_code, r_url, r_created_at, r_updated_at, r_visits, r_last_visited_at, r_expires_at;
@@ -118,7 +130,7 @@ declare
 begin
   for c in
     update links set user_id = null, url = null, location = null, host_domains = null, password_hash = null,
-                     title = null, description = null, image_url = null, rules = null, deleted_at = now()
+                     title = null, description = null, image_url = null, rules = null, rule_domains = null, deleted_at = now()
     where user_id = p_user and deleted_at is null and (p_code is null or code = p_code)
     returning code
   loop

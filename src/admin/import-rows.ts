@@ -17,10 +17,15 @@ const COUNTS: Record<string, string[]> = {
   visit_dims: ['visits'],
 }
 
-/** Columns an import sets itself: for a live link, its `location` and `host` (written as host_domains). */
+/**
+ * Columns an import sets itself: for a live link, its `location`, its `host` (written as
+ * host_domains) and its rule targets' hosts (written as rule_domains). What the file says of these
+ * is not trusted: a link must not escape the block list by claiming other hosts.
+ */
 export interface Derived {
   set: Record<string, unknown>
   host?: string
+  ruleHosts?: string[]
 }
 
 /** Throws an Error whose message says what is wrong with the row; returns what to set in it. */
@@ -41,8 +46,9 @@ export function checkRow(table: string, row: Record<string, unknown>, argon2: Re
     }
   } else if (table === 'links') {
     apiRules(() => checkStoredLink(row))
-    if (typeof row.url !== 'string') return { set: { location: null, host_domains: null } }
-    return { set: { location: toLocation(row.url) }, host: hostOf(row.url) }
+    if (typeof row.url !== 'string') return { set: { location: null, host_domains: null, rule_domains: null } }
+    const rules = Array.isArray(row.rules) ? (row.rules as { url: string }[]) : []
+    return { set: { location: toLocation(row.url), rule_domains: null }, host: hostOf(row.url), ruleHosts: rules.map((r) => hostOf(r.url)) }
   } else if (table === 'visit_days') {
     if (row.sketch !== null && row.sketch !== undefined && !isSketch(row.sketch)) {
       throw new Error(`sketch: must be null or ${SKETCH_BYTES} bytes (hex, as exported) of registers from 0 to ${MAX_RANK}`)

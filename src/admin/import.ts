@@ -90,8 +90,8 @@ class StreamReader {
     this.current = index
     this.counts[this.tables[index]!.name] = (this.counts[this.tables[index]!.name] ?? 0) + 1
     // The line itself goes to PostgreSQL, not the parsed value: JSON.parse would round a bigint.
-    // What the import computes itself rides beside it: [line, columns to set, a link's host].
-    const element = derived === undefined ? `[${text}]` : `[${text},${JSON.stringify(derived.set)},${JSON.stringify(derived.host ?? null)}]`
+    // What the import computes itself rides beside it: [line, columns to set, a link's host, its rule targets' hosts].
+    const element = derived === undefined ? `[${text}]` : `[${text},${JSON.stringify(derived.set)},${JSON.stringify(derived.host ?? null)},${JSON.stringify(derived.ruleHosts ?? [])}]`
     this.batch.push(element)
     this.batchChars += element.length
     if (this.batch.length >= BATCH_ROWS || this.batchChars >= BATCH_CHARS) await this.flush()
@@ -156,11 +156,14 @@ class StreamReader {
     this.batchChars = 0
     const { tx } = this
     // "overriding system value": links.id is an identity column, and its values move as they are.
-    // A link's host_domains come from its host as the API's writes make them (domains_of, 0007).
+    // A link's host_domains and rule_domains come from its hosts as the API's writes make them
+    // (domains_of, 0007; rule_domains_of, 0017).
     await tx`insert into ${tx(table)} overriding system value
       select r.* from jsonb_array_elements(${lines}::text::jsonb) as e,
         jsonb_populate_record(null::${tx(table)}, (e -> 0 -> 'row') || coalesce(e -> 1, '{}')
-          || case when e ->> 2 is null then '{}' else jsonb_build_object('host_domains', domains_of(e ->> 2)) end) as r`
+          || case when e ->> 2 is null then '{}' else jsonb_build_object('host_domains', domains_of(e ->> 2)) end
+          || case when jsonb_array_length(coalesce(e -> 3, '[]')) = 0 then '{}'
+                  else jsonb_build_object('rule_domains', rule_domains_of(array(select jsonb_array_elements_text(e -> 3)))) end) as r`
   }
 
   private error(reason: string): TransferError {

@@ -252,6 +252,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         description = case when ${change.description === undefined}::boolean then l.description else ${change.description ?? null}::text end,
         image_url = case when ${change.imageUrl === undefined}::boolean then l.image_url else ${change.imageUrl ?? null}::text end,
         rules = case when ${change.rules === undefined}::boolean then l.rules else ${rulesJson(change.rules ?? [])}::text::jsonb end,
+        rule_domains = case when ${change.rules === undefined}::boolean then l.rule_domains else rule_domains_of(${ruleHosts(change.rules)}::text[]) end,
         updated_at = greatest(now(), l.updated_at + interval '1 millisecond')
       from live_links old
       where old.code = ${code} and old.user_id = ${userId} and old.disabled_at is null and old.suspended_at is null
@@ -260,7 +261,8 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         and not (${newHost}::text is not null and host_blocked(${newHost}::text))
         and not exists (select 1 from unnest(${ruleHosts(change.rules)}::text[]) h where host_blocked(h))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
-                (old.host_blocked and ${newHost}::text is null) as disabled,
+                -- the new url and rules were just checked; a kept one is as the block list says
+                exists (select 1 from blocked_hosts b where b.host = any(l.host_domains || coalesce(l.rule_domains, '{}'))) as disabled,
                 l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected, l.tags,
                 l.title, l.description, l.image_url, l.rules, old.max_visits as old_max, old.visits as old_visits
     ),

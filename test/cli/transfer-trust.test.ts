@@ -125,14 +125,18 @@ test('every imported row passes the API\'s rules, digest or not: urls, usernames
   }
 })
 
-test('what a link\'s url determines (its Location and hosts) is computed on import, never taken from the row', async () => {
+test('what a link\'s url and rules determine (its Location and hosts) is computed on import, never taken from the row', async () => {
   const lines = edited('links', (r) => {
     r.location = 'https://evil.example/'
     r.host_domains = ['elsewhere.example']
-  }, (r) => r.code === seeded.quiet)
+    r.rule_domains = r.code === seeded.visited ? null : ['apps.example']
+  }, (r) => r.code === seeded.quiet || r.code === seeded.visited)
   await importInto(lines, false, async (db) => {
-    const [link] = (await db.sql`select location, host_domains from links where code = ${seeded.quiet}`) as unknown as [{ location: string; host_domains: string[] }]
-    assert.equal(link, { location: 'https://example.org/%C3%BCn%C3%AFcode', host_domains: ['example.org', 'org'] })
+    const [link] = (await db.sql`select location, host_domains, rule_domains from links where code = ${seeded.quiet}`) as unknown as [{ location: string; host_domains: string[] }]
+    assert.equal(link, { location: 'https://example.org/%C3%BCn%C3%AFcode', host_domains: ['example.org', 'org'], rule_domains: null })
+    // A rule's host is on the list whatever the row says: a listed apps.example would stop the link.
+    const [ruled] = (await db.sql`select rule_domains from links where code = ${seeded.visited}`) as unknown as [{ rule_domains: string[] }]
+    assert.equal(ruled.rule_domains, ['apps.example', 'example'])
     const [gone] = (await db.sql`select location, host_domains from links where code = ${seeded.deleted}`) as unknown as [{ location: null; host_domains: null }]
     assert.equal(gone, { location: null, host_domains: null })
   })

@@ -2,9 +2,9 @@
 // country? }, url }. The first rule whose conditions all match gives the target; the link's url
 // is the fallback. Rules live in the cache entry and reach every node through the change feed.
 import * as assert from 'uvu/assert'
-import { assertFieldErrors, call, newUser, type User } from '../helpers/api.js'
+import { assertFieldErrors, call, newUser, uniqueName, type User } from '../helpers/api.js'
 import { feedSettled, serverSuite, twoNodeSuite, type TestServer } from '../helpers/server.js'
-import { blockHost } from '../../src/admin/blocks.js'
+import { blockHost, unblockHost } from '../../src/admin/blocks.js'
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1'
 const ANDROID = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.0.0 Mobile Safari/537.36'
@@ -115,6 +115,25 @@ test('a rule target on the block list is refused as the link’s url is, naming 
   const refused = await patch(srv, user.token, code, { rules })
   assert.equal([refused.status, refused.body.code, refused.body.errors[0].field], [422, 'URL_BLOCKED', 'rules[1].url'])
   assert.equal((await call(srv.url, 'GET', `/api/v1/links/${code}`, { token: user.token })).body.rules, [], 'nothing was changed')
+})
+
+test('a rule target listed after the rule was saved stops the whole link (410, disabled), as a listed url does; new rules bring it back', async ({ srv, user }) => {
+  const host = `${uniqueName('later')}.example`
+  const res = await create(srv, user.token, { url: FALLBACK, rules: [{ if: { device: 'ios' }, url: `https://login.${host}/x` }] })
+  assert.is(res.status, 201, res.text)
+  const code = res.body.code
+  assert.equal(await targetsOf(srv, code, { 'user-agent': DESKTOP }), twice(FALLBACK)) // cached
+  await blockHost(srv.service.db.sql, host)
+  srv.service.deps.cache.clear() // what the block list's notice does on every node
+  for (const ua of [IPHONE, DESKTOP]) {
+    const gone = await call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': ua } })
+    assert.equal([gone.status, gone.body.code], [410, 'LINK_DISABLED'], ua)
+  }
+  assert.is((await call(srv.url, 'GET', `/api/v1/links/${code}`, { token: user.token })).body.disabled, true)
+  const mended = await patch(srv, user.token, code, { rules: [{ if: { device: 'ios' }, url: 'https://apps.apple.com/app/x' }] })
+  assert.equal([mended.status, mended.body.disabled], [200, false], mended.text)
+  assert.equal(await targetsOf(srv, code, { 'user-agent': IPHONE }), twice('https://apps.apple.com/app/x'))
+  await unblockHost(srv.service.db.sql, host)
 })
 
 test('a password link with rules asks first, then follows the rules', async ({ srv, user }) => {
