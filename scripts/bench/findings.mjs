@@ -49,9 +49,9 @@ export const WHY = {
     'while the misses\' reads queue for the pool.',
   rssIdle:
     'Node itself is about 40 MB and the service\'s modules (the driver, prom-client, our code) bring it to about ' +
-    '56 MB; each KDF thread is a V8 isolate of about 9 MB, and the first password hash (the dummy that makes ' +
-    'an unknown username cost what a known one does) touches ARGON2_MEMORY_KIB (19 MiB) that the thread keeps. ' +
-    'KDF_THREADS=1 saves about 10 MB.',
+    '56 MB. Nothing else is held until it is used: the KDF threads start at the first password check and stop ' +
+    'after KDF_IDLE_MS (each a V8 isolate of about 9 MB, plus the ARGON2_MEMORY_KIB it hashes with), and the ' +
+    'country database (8 MB) is read at the first flush with a human visit.',
   api:
     'What the ceiling skips and the service must do, then noise. docs/profile.md ("create link") puts a ' +
     'create at about twice the ceiling\'s CPU both in the service\'s process (body reading, validation, ' +

@@ -161,7 +161,7 @@ async function runAll(plan, specs, files) {
 }
 
 const embeddedNote = () => (database.kind === 'embedded' ? ['includes the embedded PGlite database'] : [])
-const memoryTarget = (spec) => (spec.memory.idle.startsWith('RSS, 1 worker, idle') ? { target: 80 * 2 ** 20, why: WHY.rssIdle, notes: embeddedNote() } : { notes: embeddedNote() })
+const memoryTarget = (spec) => (spec.memory.idle.startsWith('RSS, 1 worker, idle') ? { target: 70 * 2 ** 20, why: WHY.rssIdle, notes: embeddedNote() } : { notes: embeddedNote() })
 
 async function sanityChecks(svc, f) {
   for (const [code, location] of [f.smallLinks[0], f.smallLinks[f.smallLinks.length - 1]]) {
