@@ -1,8 +1,9 @@
 // contract §7: one bucket per client IP. IPv6 addresses count per /64 (one site's network), so
 // an attacker with a /64 cannot get a fresh bucket for every request.
+import { BlockList } from 'node:net'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { rateLimitKey } from '../../src/ratelimit/client-ip.js'
+import { clientAddress, rateLimitKey } from '../../src/ratelimit/client-ip.js'
 
 test('IPv4 addresses are their own key', () => {
   assert.is(rateLimitKey('203.0.113.7'), '203.0.113.7')
@@ -25,6 +26,24 @@ test('IPv6 addresses in different /64s get different keys', () => {
   assert.is(rateLimitKey('1:2:3:4:5:6:7:8'), '1:2:3:4::/64')
   assert.is(rateLimitKey('64:ff9b::192.0.2.1'), '64:ff9b:0:0::/64')
   assert.is(rateLimitKey('1:2:3::4:1.2.3.4'), '1:2:3:0::/64')
+})
+
+test('TRUST_PROXY: a trusted peer\'s X-Forwarded-For names the client, an untrusted one\'s is ignored, for thousands of addresses in turn (the trust memo empties and refills)', () => {
+  const trust = new BlockList()
+  trust.addSubnet('10.0.0.0', 8)
+  const other = new BlockList()
+  other.addAddress('192.0.2.9')
+  for (let i = 0; i < 3_000; i++) {
+    const proxy = `10.0.${(i >> 8) & 255}.${i & 255}`
+    const stranger = `198.51.${(i >> 8) & 255}.${i & 255}`
+    assert.is(clientAddress(proxy, '203.0.113.5', trust), '203.0.113.5', proxy)
+    assert.is(clientAddress(stranger, '203.0.113.5', trust), stranger, stranger)
+    // A hop the list trusts is skipped; the first untrusted one from the right is the client.
+    assert.is(clientAddress(proxy, `203.0.113.6, ${proxy}`, trust), '203.0.113.6')
+  }
+  // Each list answers for itself.
+  assert.is(clientAddress('10.0.0.1', '203.0.113.5', other), '10.0.0.1')
+  assert.is(clientAddress('::ffff:192.0.2.9', '203.0.113.5', other), '203.0.113.5')
 })
 
 test.run()
