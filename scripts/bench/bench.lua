@@ -6,8 +6,9 @@
 --   visit FILE START STRIDE     as redirect, but like browsers: a User-Agent of 8 families (phones,
 --                               tablets, desktops; 256 distinct strings), a Referer from 8 hosts
 --                               and an X-Forwarded-For from 256 public addresses (the service must
---                               trust 127.0.0.1), 4,096 distinct requests in all, so a link has
---                               about 4 distinct visitors
+--                               trust 127.0.0.1), 4,096 distinct requests in all (or one per
+--                               code, when FILE has more), so a link of 1,000 has about 4
+--                               distinct visitors
 --   list FILE                   GET /api/v1/links, a bearer token per line of FILE, rotating
 --   create FILE                 POST /api/v1/links, a bearer token per line of FILE, rotating
 --   patch FILE                  PATCH /api/v1/links/{code} with {"url": url}, from lines
@@ -78,7 +79,8 @@ function init(args)
       "Mozilla/5.0 (iPad; CPU OS 17_%d like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.%d Mobile/15E148 Safari/604.1",
       "Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/25.%d Chrome/121.0 Mobile Safari/537.36",
     }
-    n = 4096
+    -- at least one request per code: a walk over more than 4,096 codes visits each of them
+    n = math.max(4096, #codes)
     reqs = {}
     for k = 1, n do
       local a = (k * 37) % 256
