@@ -1,6 +1,7 @@
 // Link queries. Every write tells other nodes (NOTIFY link_changed, sent at commit) to forget the
 // code; the redirect path reads one row by primary key.
 import { LINK_CHANNEL } from '../db/channels.js'
+import { answerLost } from '../db/errors.js'
 import type { Sql, Tx } from '../db/types.js'
 import type { Rule } from './rules.js'
 import { generateCode } from './short-code.js'
@@ -72,6 +73,7 @@ export async function insertLink(
     select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
                               ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash}, ${link.tags}::text[],
                               ${link.title}, ${link.description}, ${link.imageUrl}, ${rulesJson(link.rules)}::text::jsonb, ${ruleHosts(link.rules)}::text[])`
+  if (r === undefined) throw answerLost()
   if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
   if (r!.r_outcome !== 'created') return r!.r_outcome as 'limit' | 'taken' | 'no-user' | 'blocked'
   return {

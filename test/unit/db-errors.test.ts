@@ -2,7 +2,9 @@
 // is a 500. isConnectionError draws that line for the errors the driver hands us.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { isConnectionError } from '../../src/db/errors.js'
+import { isConnectionError, isConnectionLost } from '../../src/db/errors.js'
+import { insertLink } from '../../src/links/queries.js'
+import type { Sql } from '../../src/db/types.js'
 
 const test = suite('isConnectionError')
 
@@ -46,6 +48,15 @@ test('SQLSTATEs of a database that cannot serve now are unavailable, whatever th
   ]) {
     assert.ok(isConnectionError(serverError(code)), code)
   }
+})
+
+test('a create whose statement answers no row (an answer lost with its connection) is a lost connection, not a crash', async () => {
+  const emptyAnswer = (() => Promise.resolve([])) as unknown as Sql
+  const link = { url: 'https://example.com/', location: 'https://example.com/', host: 'example.com', expiresAt: null, startsAt: null, maxVisits: null, passwordHash: null, tags: [], rules: [], title: null, description: null, imageUrl: null }
+  const err = await insertLink(emptyAnswer, '00000000-0000-0000-0000-000000000000', link, 50, { perMinute: 30, youngHours: 0 }).then(() => undefined, (e: unknown) => e)
+  assert.ok(err instanceof Error, 'it fails')
+  assert.ok(isConnectionError(err), 'as a 503')
+  assert.ok(isConnectionLost(err), 'worth a retry')
 })
 
 test('errors of the statement itself, and anything else, are not', () => {
