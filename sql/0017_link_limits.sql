@@ -45,7 +45,7 @@ drop view live_links;
 create view live_links as
 select s.*, s.disabled_at is not null or s.suspended_at is not null or s.host_blocked as stopped
 from (
-  select l.*, exists (select 1 from blocked_hosts b where b.host = any(l.host_domains || coalesce(l.rule_domains, '{}'))) as host_blocked
+  select l.*, exists (select 1 from blocked_hosts b where b.host = any(l.host_domains || l.rule_domains)) as host_blocked
   from links l
   where l.deleted_at is null
 ) s;

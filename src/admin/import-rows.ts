@@ -46,9 +46,9 @@ export function checkRow(table: string, row: Record<string, unknown>, argon2: Re
     }
   } else if (table === 'links') {
     apiRules(() => checkStoredLink(row))
-    if (typeof row.url !== 'string') return { set: { location: null, host_domains: null, rule_domains: null } }
+    if (typeof row.url !== 'string') return { set: { location: null, host_domains: null } }
     const rules = Array.isArray(row.rules) ? (row.rules as { url: string }[]) : []
-    return { set: { location: toLocation(row.url), rule_domains: null }, host: hostOf(row.url), ruleHosts: rules.map((r) => hostOf(r.url)) }
+    return { set: { location: toLocation(row.url) }, host: hostOf(row.url), ruleHosts: rules.map((r) => hostOf(r.url)) }
   } else if (table === 'visit_days') {
     if (row.sketch !== null && row.sketch !== undefined && !isSketch(row.sketch)) {
       throw new Error(`sketch: must be null or ${SKETCH_BYTES} bytes (hex, as exported) of registers from 0 to ${MAX_RANK}`)

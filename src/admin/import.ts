@@ -162,8 +162,7 @@ class StreamReader {
       select r.* from jsonb_array_elements(${lines}::text::jsonb) as e,
         jsonb_populate_record(null::${tx(table)}, (e -> 0 -> 'row') || coalesce(e -> 1, '{}')
           || case when e ->> 2 is null then '{}' else jsonb_build_object('host_domains', domains_of(e ->> 2)) end
-          || case when jsonb_array_length(coalesce(e -> 3, '[]')) = 0 then '{}'
-                  else jsonb_build_object('rule_domains', rule_domains_of(array(select jsonb_array_elements_text(e -> 3)))) end) as r`
+          || case when e -> 3 is null then '{}' else jsonb_build_object('rule_domains', rule_domains_of(array(select jsonb_array_elements_text(e -> 3)))) end) as r`
   }
 
   private error(reason: string): TransferError {

@@ -264,7 +264,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
         and not exists (select 1 from unnest(${ruleHosts(change.rules)}::text[]) h where host_blocked(h))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
                 -- the new url and rules were just checked; a kept one is as the block list says
-                exists (select 1 from blocked_hosts b where b.host = any(l.host_domains || coalesce(l.rule_domains, '{}'))) as disabled,
+                domains_blocked(l.host_domains || l.rule_domains) as disabled,
                 l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected, l.tags,
                 l.title, l.description, l.image_url, l.rules, old.max_visits as old_max, old.visits as old_visits
     ),
