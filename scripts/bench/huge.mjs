@@ -9,6 +9,9 @@
 // The issue's scale is the default; a smaller one proves the script:
 //   BENCH_HUGE=1 node scripts/bench/huge.mjs
 //   BENCH_HUGE_LINKS=1000000 BENCH_HUGE_ACCOUNTS=20000 BENCH_HUGE_BUSY=1000 node scripts/bench/huge.mjs
+// Generating the full set takes the better part of an hour: BENCH_KEEP=1 keeps the database, and
+// BENCH_HUGE_DB=<its name> times the statements on it again without generating (same scale variables);
+// BENCH_HUGE_GENERATE_ONLY=1 generates, keeps and stops.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -40,9 +43,11 @@ const code = (i) => `H${String(i).padStart(7, '0')}`
 const dayOf = (offset) => new Date(Date.now() - offset * DAY_MS).toISOString().slice(0, 10)
 const random = (n) => Math.floor(Math.random() * n)
 
-const name = `bench_huge_${randomBytes(4).toString('hex')}`
+const reuse = process.env.BENCH_HUGE_DB
+const generateOnly = process.env.BENCH_HUGE_GENERATE_ONLY === '1'
+const name = reuse ?? `bench_huge_${randomBytes(4).toString('hex')}`
 const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
-await admin`create database ${admin(name)}`
+if (reuse === undefined) await admin`create database ${admin(name)}`
 const url = new URL(ADMIN_URL)
 url.pathname = `/${name}`
 const sql = postgres(url.toString(), { max: 1, onnotice: () => {} })
@@ -65,7 +70,7 @@ async function sample(fn) {
   return { p50: ms[Math.floor(ms.length * 0.5)], p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] }
 }
 
-try {
+async function generate() {
   say(`${LINKS.toLocaleString('en')} links, ${ACCOUNTS.toLocaleString('en')} accounts, ${DAYS} days of statistics for ${BUSY.toLocaleString('en')} links (database ${name})`)
   const t0 = performance.now()
   await migrate(sql, fileURLToPath(new URL('../../sql/', import.meta.url)))
@@ -95,6 +100,9 @@ try {
   await sql`set session_replication_role = origin`
   await timed('vacuum analyze', () => sql`vacuum analyze`)
   say(`generated in ${((performance.now() - t0) / 60_000).toFixed(1)} min`)
+}
+
+async function measure() {
   const [{ size }] = await sql`select pg_database_size(current_database())::bigint as size`
   const users = (await sql`select id from users order by username limit 1000`).map((r) => r.id)
 
@@ -154,8 +162,14 @@ try {
   const exported = Object.values(counts).reduce((a, b) => a + b, 0)
   say(`| the export of everything: ${exported.toLocaleString('en')} rows, ${(bytes / 2 ** 30).toFixed(2)} GiB | ${((performance.now() - e0) / 1000).toFixed(1)} s | peak RSS of the exporting process ${hwm.toFixed(0)} MB |`)
   say(`| the database on disk | ${(Number(size) / 2 ** 30).toFixed(2)} GiB | |`)
+}
+
+try {
+  if (reuse === undefined) await generate()
+  if (generateOnly) say(`kept: BENCH_HUGE_DB=${name}`)
+  else await measure()
 } finally {
   await sql.end()
-  if (process.env.BENCH_KEEP !== '1') await admin`drop database ${admin(name)} with (force)`
+  if (process.env.BENCH_KEEP !== '1' && reuse === undefined && !generateOnly) await admin`drop database ${admin(name)} with (force)`
   await admin.end()
 }
