@@ -1,7 +1,8 @@
 // The statistics' daily job, run by every node every 10 minutes (one at a time, by an advisory
 // lock): a UTC day that ended more than REDUCE_GRACE_MS ago has its visitor hashes reduced to a
 // count and deleted with its salt; days older than STATS_RETENTION_DAYS are dropped, partitions
-// and all, and the partitions of yesterday to DAYS_AHEAD days ahead are there (sql/0016).
+// and all, the partitions of yesterday to DAYS_AHEAD days ahead are there (sql/0016), and a
+// finished month's days are merged into one partition (sql/0019).
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import { runStatsJob } from './stats-queries.js'
@@ -16,6 +17,12 @@ const DAYS_AHEAD = 3
 /** Past a day's end, how long flushes (at most VISIT_FLUSH_MS late, plus clock skew) may still add to it. */
 export const REDUCE_GRACE_MS = 15 * 60_000
 
+/** The first UTC day ("YYYY-MM-DD") whose statistics are kept at `nowMs`: the reads start there too
+ *  (a merged month is dropped only when its last day passes, sql/0019). */
+export function firstRetainedDay(nowMs: number, retentionDays: number): string {
+  return dateOf(Math.floor(nowMs / DAY_MS) - retentionDays + 1)
+}
+
 /**
  * The bounds of one run at `nowMs`: reduce days before `reduceBefore`, keep days from `keepFrom`,
  * and have the partitions of the days from `createFrom` (yesterday: a flush may still add to it)
@@ -25,7 +32,7 @@ export function statsJobBounds(nowMs: number, retentionDays: number): { reduceBe
   const today = Math.floor(nowMs / DAY_MS)
   return {
     reduceBefore: dateOf(Math.floor((nowMs - REDUCE_GRACE_MS) / DAY_MS)),
-    keepFrom: dateOf(today - retentionDays + 1),
+    keepFrom: firstRetainedDay(nowMs, retentionDays),
     createFrom: dateOf(today - 1),
     aheadTo: dateOf(today + DAYS_AHEAD),
   }

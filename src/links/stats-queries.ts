@@ -204,9 +204,11 @@ export async function daySalt(sql: Sql, day: string): Promise<Buffer> {
 /**
  * The daily job: days before `reduceBefore` lose their salt (no flush adds to them any more); the
  * statistics' partitions of days before `keepFrom` are detached and dropped, and those of the days
- * from `keepFrom` to `aheadTo` created (sql/0016), as are those of days a row landed on without
- * one; flush ids older than two days are deleted. One node at a time (the others skip it).
- * Returns undefined when another node was running it, else the days dropped.
+ * from `createFrom` to `aheadTo` created (sql/0016), as are those of days a row landed on without
+ * one; the oldest whole month within retention that ended before `createFrom` is merged into one
+ * partition, and merged months past retention dropped (sql/0019); flush ids older than two days
+ * are deleted. One node at a time (the others skip it). Returns undefined when another node was
+ * running it, else the partitions of visit_days dropped (days, or merged months).
  */
 export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string, createFrom: string, aheadTo: string): Promise<number | undefined> {
   return sql.begin(async (tx) => {

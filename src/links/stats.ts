@@ -8,11 +8,12 @@ import { csv, wantsCsv, type Cell } from '../http/csv.js'
 import { json, type Reply } from '../http/reply.js'
 import type { Dimension } from './breakdowns.js'
 import { codeParam } from './short-code.js'
+import { firstRetainedDay } from './stats-job.js'
 import { readStats, type DimCount } from './stats-queries.js'
 import { dateOf } from './visits.js'
 
 /** What these routes may touch. */
-type StatsCtx = Ctx<'sql' | 'reads'>
+type StatsCtx = Ctx<'sql' | 'reads' | 'config'>
 
 export const MAX_STATS_DAYS = 400
 const DEFAULT_DAYS = 30
@@ -51,7 +52,10 @@ export async function getStats(ctx: StatsCtx): Promise<Reply> {
   const code = codeParam(ctx)
   const [from, to] = [dateOf(range.from), dateOf(range.to)]
   // Counts may lag on a replica; a link it does not know yet is asked of the primary.
-  const stored = await ctx.deps.reads.read((sql) => readStats(sql, session.userId, code, from, to), (found) => found === undefined)
+  // Days past retention read as zeros, also those a merged month still holds until its last day passes.
+  const kept = firstRetainedDay(Date.now(), ctx.deps.config.statsRetentionDays)
+  const readFrom = from < kept ? kept : from
+  const stored = await ctx.deps.reads.read((sql) => readStats(sql, session.userId, code, readFrom, to), (found) => found === undefined)
   if (stored === undefined) throw linkNotFound()
   const byDay = new Map(stored.days.map((d) => [d.day, d]))
   const dimsByDay = new Map<string, DimCount[]>()

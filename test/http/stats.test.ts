@@ -233,11 +233,13 @@ test('no address, referrer URL or cookie is stored; the daily job deletes finish
 test('days past the retention are deleted by the daily job, days without a partition too; a deleted link takes its rows along', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   const sql = srv.service.db.sql
-  await sql`insert into visit_days (code, day, humans, bots, uniques) values (${link.code}, '2020-01-01', 3, 1, 2), (${link.code}, '2020-01-02', 5, 0, 4)`
-  await sql`insert into visit_referrers (code, day, host, visits) values (${link.code}, '2020-01-01', 'direct', 4), (${link.code}, '2020-01-02', 'direct', 5)`
-  assert.is.not(await runStatsJob(sql, '2020-01-01', '2020-01-02', '2020-01-02', '2020-01-02'), undefined)
-  assert.ok((await partitions(sql, 'visit_days')).includes('visit_days_20200102'), 'the kept day left the default partition for its own')
-  const res = await stats(srv, user.token, link.code, '?from=2020-01-01&to=2020-01-02')
+  // Two days within STATS_RETENTION_DAYS (400) that have no partition: the job's own bounds say the first is past.
+  const [gone, kept] = [dayBefore(today(), 40), dayBefore(today(), 39)]
+  await sql`insert into visit_days (code, day, humans, bots, uniques) values (${link.code}, ${gone}, 3, 1, 2), (${link.code}, ${kept}, 5, 0, 4)`
+  await sql`insert into visit_referrers (code, day, host, visits) values (${link.code}, ${gone}, 'direct', 4), (${link.code}, ${kept}, 'direct', 5)`
+  assert.is.not(await runStatsJob(sql, gone, kept, kept, kept), undefined)
+  assert.ok((await partitions(sql, 'visit_days')).includes(`visit_days_${kept.replaceAll('-', '')}`), 'the kept day left the default partition for its own')
+  const res = await stats(srv, user.token, link.code, `?from=${gone}&to=${kept}`)
   assert.equal(res.body.days.map((d: { visits: number }) => d.visits), [0, 5])
   assert.equal(res.body.referrers, [{ host: 'direct', visits: 5 }])
   assert.is((await call(srv.url, 'DELETE', `/api/v1/links/${link.code}`, { token: user.token })).status, 204)
@@ -274,6 +276,53 @@ test('the daily job drops the partitions of days past STATS_RETENTION_DAYS and k
   assert.is(dayOf(res, today()).visits, 2, 'today’s rows are kept')
   assert.equal(res.body.referrers.map((r: { host: string }) => r.host), ['direct'])
   assert.is((await sql<{ n: number }[]>`select count(*)::int as n from visit_days_default where code = ${link.code}`)[0]!.n, 0, 'nothing of today waits in the default partition')
+})
+
+// Issue 22: a read over 400 days plans and probes about 45 partitions a table, not 403.
+test('the daily job merges a finished month within retention into one partition that reads the same, and drops it once its last day passes retention', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const sql = srv.service.db.sql
+  const first = `${dayBefore(today(), 200).slice(0, 8)}01`
+  const mid = dayBefore(first, -14)
+  const month = first.slice(0, 7).replace('-', '')
+  for (const day of [first, mid]) {
+    await sql`insert into visit_days (code, day, humans, bots, uniques) values (${link.code}, ${day}, 4, 1, 3)`
+    await sql`insert into visit_referrers (code, day, host, visits) values (${link.code}, ${day}, 'news.example', 5)`
+    await sql`insert into visit_dims (code, day, dim, value, visits) values (${link.code}, ${day}, 'os', 'Linux', 4)`
+  }
+  const before = await stats(srv, user.token, link.code, `?from=${first}&to=${mid}`)
+  const keepFrom = dayBefore(today(), 399)
+  // The first run gives the two days their partitions and merges the oldest finished month, theirs.
+  await runStatsJob(sql, today(), keepFrom, dayBefore(today(), 1), today())
+  for (const table of ['visit_days', 'visit_referrers', 'visit_dims']) {
+    const names = await partitions(sql, table)
+    assert.ok(names.includes(`${table}_${month}`), `${table}: the month's partition`)
+    assert.is(names.filter((n) => n.startsWith(`${table}_${month}`)).length, 1, `${table}: no day partition of the month left: ${names.join(' ')}`)
+  }
+  const after = await stats(srv, user.token, link.code, `?from=${first}&to=${mid}`)
+  assert.equal(after.body, before.body, 'the merged month reads as its days did')
+  assert.equal([after.body.total, after.body.referrers, after.body.os], [10, [{ host: 'news.example', visits: 10 }], [{ name: 'Linux', visits: 8 }]])
+  // A flush (or an import) of a day in a merged month lands in the month's partition.
+  await sql`insert into visit_days (code, day, humans, bots) values (${link.code}, ${dayBefore(first, -1)}, 2, 0)`
+  assert.is((await stats(srv, user.token, link.code, `?from=${first}&to=${mid}`)).body.total, 12)
+  // Retention reaches into the month: its first days read as zeros, the partition stays until its last day passes.
+  await runStatsJob(sql, today(), dayBefore(first, -2), dayBefore(today(), 1), today())
+  assert.ok((await partitions(sql, 'visit_days')).includes(`visit_days_${month}`))
+  const next = `${dayBefore(first, -40).slice(0, 8)}01`
+  assert.ok((await runStatsJob(sql, today(), next, dayBefore(today(), 1), today()))! >= 1)
+  for (const table of ['visit_days', 'visit_referrers', 'visit_dims']) assert.not.ok((await partitions(sql, table)).includes(`${table}_${month}`), `${table}: the month is gone`)
+  assert.is((await sql<{ n: number }[]>`select count(*)::int as n from visit_days where code = ${link.code}`)[0]!.n, 0)
+})
+
+test('days past STATS_RETENTION_DAYS read as zeros even while a merged month still holds them', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token)
+  const sql = srv.service.db.sql
+  const past = dayBefore(today(), 400) // the first day past the default 400
+  const kept = dayBefore(today(), 399)
+  await sql`insert into visit_days (code, day, humans, bots) values (${link.code}, ${past}, 9, 0), (${link.code}, ${kept}, 2, 0)`
+  const res = await stats(srv, user.token, link.code, `?from=${past}&to=${kept}`)
+  assert.equal(res.body.days.map((d: { visits: number }) => d.visits), [0, 2])
+  assert.is(res.body.total, 2)
 })
 
 // Device, browser, OS and country per day, from the User-Agent and the client address at the flush.
