@@ -109,3 +109,23 @@ begin
   return dropped;
 end
 $$;
+
+-- The owner's read of one link's statistics (readStats), with a generic plan: planning the read
+-- over some 135 partitions cost as much as running it (27 ms to 14 ms a read of 400 days, psql on
+-- 1,000 busy links); the generic plan prunes the partitions as it starts, from the day range.
+-- Rows as JSON arrays, not objects: json_build_object took 4 of a 400-day read's 14 ms.
+create function link_stats(p_user uuid, p_code text, p_from date, p_to date)
+returns table (r_days json, r_referrers json, r_dims json) language plpgsql stable
+set plan_cache_mode = force_generic_plan as $$
+begin
+  return query select
+    (select coalesce(json_agg(json_build_array(d.day, d.humans, d.bots, coalesce(d.uniques, 0), encode(d.sketch, 'hex')) order by d.day), '[]')
+      from visit_days d where d.code = p_code and d.day between p_from and p_to),
+    (select coalesce(json_agg(json_build_array(r.host, r.visits) order by r.visits desc, r.host), '[]')
+      from (select v.host, sum(v.visits) as visits from visit_referrers v
+        where v.code = p_code and v.day between p_from and p_to group by v.host) r),
+    (select coalesce(json_agg(json_build_array(m.day, m.dim, m.value, m.visits) order by m.day, m.dim, m.visits desc, m.value), '[]')
+      from visit_dims m where m.code = p_code and m.day between p_from and p_to)
+  from live_links l where l.code = p_code and l.user_id = p_user;
+end
+$$;

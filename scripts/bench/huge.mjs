@@ -70,6 +70,13 @@ async function sample(fn) {
   return { p50: ms[Math.floor(ms.length * 0.5)], p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] }
 }
 
+let merged = 0
+const monthsMerged = async () => (await sql`
+  select count(*)::int as n from pg_inherits i join pg_class c on c.oid = i.inhrelid
+  where i.inhparent = 'visit_days'::regclass and c.relname ~ '_[0-9]{6}$'`)[0].n
+/** The first day of the month before this one */
+const lastMonthStart = () => { const d = new Date(); return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1)).toISOString().slice(0, 10) }
+
 async function generate() {
   say(`${LINKS.toLocaleString('en')} links, ${ACCOUNTS.toLocaleString('en')} accounts, ${DAYS} days of statistics for ${BUSY.toLocaleString('en')} links (database ${name})`)
   const t0 = performance.now()
@@ -84,7 +91,12 @@ async function generate() {
     select 'H' || lpad(i::text, 7, '0'), u.id, 'https://www.example.org/articles/' || i, 'https://www.example.org/articles/' || i
     from generate_series(0, ${LINKS - 1}) i
     join (select id, (row_number() over (order by username) - 1)::int as n from users) u on u.n = i % ${ACCOUNTS}`)
-  await timed('partitions', () => sql`select visit_stats_maintain(${dayOf(DAYS - 1)}::date, ${dayOf(DAYS - 1)}::date, ${dayOf(-3)}::date)`)
+  await timed('partitions', async () => {
+    await sql`select visit_stats_maintain(${dayOf(DAYS - 1)}::date, ${dayOf(DAYS - 1)}::date, ${dayOf(-3)}::date)`
+    // The layout the daily job keeps (sql/0019): finished months merged, one a run, all but the
+    // last finished month, whose merge of real rows is timed below.
+    while ((await sql`select visit_stats_maintain(${dayOf(DAYS - 1)}::date, ${lastMonthStart()}::date, ${dayOf(-3)}::date)`, await monthsMerged()) > merged) merged++
+  })
   // A day at a time: each statement fills one partition of each table.
   await timed('statistics', async () => {
     for (let d = 0; d < DAYS; d++) {
@@ -103,6 +115,11 @@ async function generate() {
 }
 
 async function measure() {
+  const m0 = performance.now()
+  const before = await monthsMerged()
+  await runStatsJob(sql, dayOf(1), dayOf(DAYS - 1), dayOf(1), dayOf(-3))
+  const [{ n: monthRows }] = await sql`select (select count(*) from visit_days where day >= ${lastMonthStart()}::date and day < date_trunc('month', now())) + (select count(*) from visit_referrers where day >= ${lastMonthStart()}::date and day < date_trunc('month', now())) + (select count(*) from visit_dims where day >= ${lastMonthStart()}::date and day < date_trunc('month', now())) as n`
+  const mergeLine = `| the daily job merging last month's days into one partition (${Number(monthRows).toLocaleString('en')} rows; ${await monthsMerged() - before} month merged) | ${((performance.now() - m0) / 1000).toFixed(1)} s | |`
   const [{ size }] = await sql`select pg_database_size(current_database())::bigint as size`
   const users = (await sql`select id from users order by username limit 1000`).map((r) => r.id)
 
@@ -119,7 +136,7 @@ async function measure() {
   for (let i = 0; i < SAMPLES; i++) {
     if (i % 50 === 0) await sql`update links set deleted_at = now(), user_id = null, url = null, location = null where user_id = ${creator.id}`
     const t = performance.now()
-    await insertLink(sql, creator.id, { url: `https://example.org/new/${i}`, location: `https://example.org/new/${i}`, host: 'example.org', expiresAt: null }, 50, { perMinute: 100_000, youngHours: 0 })
+    await insertLink(sql, creator.id, { url: `https://example.org/new/${i}`, location: `https://example.org/new/${i}`, host: 'example.org', expiresAt: null, startsAt: null, maxVisits: null, passwordHash: null, tags: [], rules: [], title: null, description: null, imageUrl: null }, 50, { perMinute: 100_000, youngHours: 0 })
     creates.push(performance.now() - t)
   }
   creates.sort((a, b) => a - b)
@@ -149,10 +166,21 @@ async function measure() {
   say('\n| Statement | p50 | p99 |')
   say('|---|---|---|')
   for (const r of rows) say(r)
-  const keepFrom = dayOf(DAYS - 2) // the oldest day goes
+  say(mergeLine)
+  // The oldest day (in the month that is partly past retention, still in days) goes; then the
+  // oldest merged month, as it does when its last day passes.
   const t = performance.now()
-  const dropped = await runStatsJob(sql, dayOf(1), keepFrom, dayOf(1), dayOf(-3))
+  const dropped = await runStatsJob(sql, dayOf(1), dayOf(DAYS - 2), dayOf(1), dayOf(-3))
   say(`| the retention job, dropping ${dropped} day (${(BUSY * 7).toLocaleString('en')} rows) | ${(performance.now() - t).toFixed(0)} ms | |`)
+  const [{ first }] = await sql`
+    select min(to_date(right(c.relname, 6), 'YYYYMM'))::text as first from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = 'visit_days'::regclass and c.relname ~ '_[0-9]{6}$'`
+  if (first !== null) {
+    const end = new Date(Date.parse(first) + 32 * DAY_MS).toISOString().slice(0, 8) + '01'
+    const tm = performance.now()
+    const n = await runStatsJob(sql, dayOf(1), end, dayOf(1), dayOf(-3))
+    say(`| the retention job, dropping the oldest merged month and the days before it (${n} partitions of each table) | ${(performance.now() - tm).toFixed(0)} ms | |`)
+  }
   const e0 = performance.now()
   let bytes = 0
   const counts = await exportDatabase(sql, { sessions: false }, async (line) => {

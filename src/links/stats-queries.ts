@@ -250,29 +250,24 @@ export interface StoredStats {
 
 /**
  * The owner's live link's days, referrers and breakdowns from `from` to `to` (inclusive,
- * "YYYY-MM-DD"), in one statement; days without visits are absent. Undefined: no such link of
+ * "YYYY-MM-DD"), in one statement (link_stats, sql/0019: a generic plan); days without visits are absent. Undefined: no such link of
  * theirs.
  */
 export async function readStats(sql: Sql, userId: string, code: string, from: string, to: string): Promise<StoredStats | undefined> {
-  const [row] = await sql<Array<{ days: Array<{ day: string; humans: number; bots: number; counted: number; sketch: string | null }>; referrers: StoredStats['referrers']; dims: DimCount[] }>>`
-    select
-      (select coalesce(json_agg(json_build_object('day', d.day::text, 'humans', d.humans, 'bots', d.bots,
-          'counted', coalesce(d.uniques, 0), 'sketch', encode(d.sketch, 'hex')) order by d.day), '[]')
-        from visit_days d
-        where d.code = ${code} and d.day between ${from}::date and ${to}::date) as days,
-      (select coalesce(json_agg(json_build_object('host', r.host, 'visits', r.visits) order by r.visits desc, r.host), '[]')
-        from (select host, sum(visits) as visits from visit_referrers
-          where code = ${code} and day between ${from}::date and ${to}::date group by host) r) as referrers,
-      (select coalesce(json_agg(json_build_object('day', m.day::text, 'dim', m.dim, 'value', m.value, 'visits', m.visits)
-          order by m.day, m.dim, m.visits desc, m.value), '[]')
-        from visit_dims m where m.code = ${code} and m.day between ${from}::date and ${to}::date) as dims
-    from live_links where code = ${code} and user_id = ${userId}`
+  const [row] = await sql<Array<{
+    r_days: Array<[day: string, humans: number, bots: number, counted: number, sketch: string | null]>
+    r_referrers: Array<[host: string, visits: number]>
+    r_dims: Array<[day: string, dim: Dimension, value: string, visits: number]>
+  }>>`select * from link_stats(${userId}, ${code}, ${from}::date, ${to}::date)`
   if (row === undefined) return undefined
-  const days = row.days.map(({ day, humans, bots, counted, sketch }) => ({
-    day,
-    humans,
-    bots,
-    uniques: counted + (sketch === null ? 0 : Math.round(estimate(Buffer.from(sketch, 'hex')))),
-  }))
-  return { days, referrers: row.referrers, dims: row.dims }
+  return {
+    days: row.r_days.map(([day, humans, bots, counted, sketch]) => ({
+      day,
+      humans,
+      bots,
+      uniques: counted + (sketch === null ? 0 : Math.round(estimate(Buffer.from(sketch, 'hex')))),
+    })),
+    referrers: row.r_referrers.map(([host, visits]) => ({ host, visits })),
+    dims: row.r_dims.map(([day, dim, value, visits]) => ({ day, dim, value, visits })),
+  }
 }
