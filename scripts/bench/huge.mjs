@@ -11,7 +11,8 @@
 //   BENCH_HUGE_LINKS=1000000 BENCH_HUGE_ACCOUNTS=20000 BENCH_HUGE_BUSY=1000 node scripts/bench/huge.mjs
 // Generating the full set takes the better part of an hour: BENCH_KEEP=1 keeps the database, and
 // BENCH_HUGE_DB=<its name> times the statements on it again without generating (same scale variables);
-// BENCH_HUGE_GENERATE_ONLY=1 generates, keeps and stops.
+// BENCH_HUGE_GENERATE_ONLY=1 generates, keeps and stops; BENCH_HUGE_EXPORT=off skips the export
+// (the better part of an hour at full scale), =only runs it alone.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -118,8 +119,9 @@ async function measure() {
   const m0 = performance.now()
   const before = await monthsMerged()
   await runStatsJob(sql, dayOf(1), dayOf(DAYS - 1), dayOf(1), dayOf(-3))
+  const mergeSeconds = (performance.now() - m0) / 1000
   const [{ n: monthRows }] = await sql`select (select count(*) from visit_days where day >= ${lastMonthStart()}::date and day < date_trunc('month', now())) + (select count(*) from visit_referrers where day >= ${lastMonthStart()}::date and day < date_trunc('month', now())) + (select count(*) from visit_dims where day >= ${lastMonthStart()}::date and day < date_trunc('month', now())) as n`
-  const mergeLine = `| the daily job merging last month's days into one partition (${Number(monthRows).toLocaleString('en')} rows; ${await monthsMerged() - before} month merged) | ${((performance.now() - m0) / 1000).toFixed(1)} s | |`
+  const mergeLine = `| the daily job merging last month's days into one partition (${Number(monthRows).toLocaleString('en')} rows; ${await monthsMerged() - before} month merged) | ${mergeSeconds.toFixed(1)} s | |`
   const [{ size }] = await sql`select pg_database_size(current_database())::bigint as size`
   const users = (await sql`select id from users order by username limit 1000`).map((r) => r.id)
 
@@ -181,6 +183,11 @@ async function measure() {
     const n = await runStatsJob(sql, dayOf(1), end, dayOf(1), dayOf(-3))
     say(`| the retention job, dropping the oldest merged month and the days before it (${n} partitions of each table) | ${(performance.now() - tm).toFixed(0)} ms | |`)
   }
+  say(`| the database on disk | ${(Number(size) / 2 ** 30).toFixed(2)} GiB | |`)
+}
+
+/** Everything the database holds, as `link-service export` writes it, to nowhere. */
+async function exportAll() {
   const e0 = performance.now()
   let bytes = 0
   const counts = await exportDatabase(sql, { sessions: false }, async (line) => {
@@ -189,13 +196,15 @@ async function measure() {
   const hwm = Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024
   const exported = Object.values(counts).reduce((a, b) => a + b, 0)
   say(`| the export of everything: ${exported.toLocaleString('en')} rows, ${(bytes / 2 ** 30).toFixed(2)} GiB | ${((performance.now() - e0) / 1000).toFixed(1)} s | peak RSS of the exporting process ${hwm.toFixed(0)} MB |`)
-  say(`| the database on disk | ${(Number(size) / 2 ** 30).toFixed(2)} GiB | |`)
 }
 
 try {
   if (reuse === undefined) await generate()
   if (generateOnly) say(`kept: BENCH_HUGE_DB=${name}`)
-  else await measure()
+  else {
+    if (process.env.BENCH_HUGE_EXPORT !== 'only') await measure()
+    if (process.env.BENCH_HUGE_EXPORT !== 'off') await exportAll()
+  }
 } finally {
   await sql.end()
   if (process.env.BENCH_KEEP !== '1' && reuse === undefined && !generateOnly) await admin`drop database ${admin(name)} with (force)`
