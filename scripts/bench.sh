@@ -41,4 +41,7 @@ fi
 # BENCH_HUGE=1: the data set of record size instead (scripts/bench/huge.mjs: 10M links, 400 days
 # of statistics for 100k of them, generated in PostgreSQL; BENCH_HUGE_LINKS etc. scale it down).
 if [ "${BENCH_HUGE:-}" = 1 ]; then exec node scripts/bench/huge.mjs; fi
+# BENCH_AB=<commit>: this checkout's cached redirect against that commit's and the ceiling, in
+# alternating rounds (scripts/bench/ab.mjs; issue 22 compares f8aed4c).
+if [ -n "${BENCH_AB:-}" ]; then exec node scripts/bench/ab.mjs "$BENCH_AB"; fi
 exec node scripts/bench/run.mjs

@@ -1,0 +1,91 @@
+// The cached redirect of this checkout against an older commit's, and both against the node:http
+// ceiling, in alternating rounds of one run (issue 22's A/B: f8aed4c is the commit before the
+// statistics, abuse controls and session cache landed). The older commit is built once in a
+// scratch folder (git archive, npm ci, its own build) and kept there for the next run. Each
+// service runs on the embedded database in its own data folder, with 50 links made through its
+// API, every code cached before the rounds; wrk walks them with 64 connections.
+// Usage: node scripts/bench/ab.mjs [commit=f8aed4c] [rounds=5] [seconds=8]
+// (needs wrk and this checkout's build: npm run build).
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { BENCH_DIR, freePort, median, ROOT, runWrk, startLogged, stopChild } from './lib.mjs'
+
+const commit = process.argv[2] ?? 'f8aed4c'
+const rounds = Number(process.argv[3] ?? 5)
+const seconds = Number(process.argv[4] ?? 8)
+const say = (line) => process.stdout.write(`${line}\n`)
+const sha = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', commit], { encoding: 'utf8' }).trim()
+const head = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
+
+const scratch = join(tmpdir(), `link-service-${sha}`)
+if (!existsSync(join(scratch, 'dist', 'server.js'))) {
+  say(`building ${sha} in ${scratch}`)
+  rmSync(scratch, { recursive: true, force: true })
+  execFileSync('sh', ['-c', `mkdir -p '${scratch}' && git -C '${ROOT}' archive ${sha} | tar -x -C '${scratch}'`])
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: scratch, stdio: 'ignore' })
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: scratch, stdio: 'inherit' })
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'bench-ab-'))
+const PASSWORD = 'correct horse battery'
+
+async function service(name, root) {
+  const env = {
+    PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', DATA_DIR: join(tmp, name), LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1',
+    ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1', LINK_CREATE_PER_MINUTE: '100000',
+  }
+  const proc = await startLogged(name, process.execPath, [join(root, 'dist', 'server.js')], { env, cwd: root, logFile: join(tmp, `${name}.log`) })
+  const base = proc.listening.url
+  const api = async (method, path, token, body) =>
+    (await fetch(base + path, { method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) })).json()
+  await api('POST', '/api/v1/users', undefined, { username: 'bench', password: PASSWORD, display_name: 'Bench' })
+  const { token } = await api('POST', '/api/v1/auth/login', undefined, { username: 'bench', password: PASSWORD })
+  const lines = []
+  for (let i = 0; i < 50; i++) {
+    const url = `https://example.com/${i}`
+    const link = await api('POST', '/api/v1/links', token, { url })
+    if (typeof link.code !== 'string') throw new Error(`${name}: create refused: ${JSON.stringify(link)}`)
+    lines.push(`${link.code}\t${url}`)
+    await fetch(`${base}/r/${link.code}`, { redirect: 'manual' })
+  }
+  const file = join(tmp, `${name}.tsv`)
+  writeFileSync(file, lines.join('\n') + '\n')
+  return { name, child: proc.child, url: base, file }
+}
+
+async function ceiling(file) {
+  const port = await freePort()
+  const env = { PATH: process.env.PATH, CEILING_PORT: String(port), CEILING_LINKS: file, CEILING_WORKERS: '1' }
+  const proc = await startLogged('ceiling', process.execPath, [join(BENCH_DIR, 'ceiling.mjs')], { env, logFile: join(tmp, 'ceiling.log') })
+  return { name: 'ceiling', child: proc.child, url: `http://127.0.0.1:${port}`, file }
+}
+
+const procs = []
+try {
+  const now = await service(`head-${head}`, ROOT)
+  procs.push(now)
+  const old = await service(`old-${sha}`, scratch)
+  procs.push(old)
+  const bare = await ceiling(now.file)
+  procs.push(bare)
+  const rows = []
+  for (let r = 1; r <= rounds; r++) {
+    // Each takes every place in the order over the rounds, so a drifting machine favours none.
+    const order = [now, old, bare]
+    for (let k = 0; k < r % 3; k++) order.push(order.shift())
+    for (const p of order) {
+      const w = await runWrk({ url: p.url, connections: 64, seconds, args: ['redirect', p.file, String(r * 7), '0'] })
+      rows.push({ round: r, process: p.name, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors })
+    }
+  }
+  console.table(rows)
+  const ratio = (a, b) => median([...new Set(rows.map((x) => x.round))].map((r) => rows.find((x) => x.round === r && x.process === a.name).rps / rows.find((x) => x.round === r && x.process === b.name).rps))
+  const med = (p) => median(rows.filter((x) => x.process === p.name).map((x) => x.rps))
+  say(`median requests/s: ${now.name} ${med(now)}, ${old.name} ${med(old)}, ceiling ${med(bare)}`)
+  say(`median of the rounds' ratios: ${now.name} ÷ ceiling ${ratio(now, bare).toFixed(3)}, ${old.name} ÷ ceiling ${ratio(old, bare).toFixed(3)}, ${now.name} ÷ ${old.name} ${ratio(now, old).toFixed(3)}`)
+} finally {
+  for (const p of procs) await stopChild(p.child)
+  rmSync(tmp, { recursive: true, force: true })
+}
