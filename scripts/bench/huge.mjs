@@ -98,16 +98,21 @@ async function generate() {
     // last finished month, whose merge of real rows is timed below.
     while ((await sql`select visit_stats_maintain(${dayOf(DAYS - 1)}::date, ${lastMonthStart()}::date, ${dayOf(-3)}::date)`, await monthsMerged()) > merged) merged++
   })
-  // A day at a time: each statement fills one partition of each table.
+  // A month at a time, rows in key order (code, then day): each statement appends to the end of
+  // its partitions' indexes, where days one after another would insert all over a month's index.
   await timed('statistics', async () => {
-    for (let d = 0; d < DAYS; d++) {
-      const day = dayOf(d)
+    for (let lo = dayOf(DAYS - 1); lo <= dayOf(0); ) {
+      const next = new Date(Date.UTC(Number(lo.slice(0, 4)), Number(lo.slice(5, 7)), 1)).toISOString().slice(0, 10)
+      const last = new Date(Date.parse(next) - DAY_MS).toISOString().slice(0, 10)
+      const hi = last < dayOf(0) ? last : dayOf(0)
+      const days = sql`generate_series(${lo}::date, ${hi}::date, interval '1 day')`
       await sql`insert into visit_days (code, day, humans, bots, uniques)
-        select 'H' || lpad(i::text, 7, '0'), ${day}::date, 20 + i % 7, 3, 12 from generate_series(0, ${BUSY - 1}) i`
+        select 'H' || lpad(i::text, 7, '0'), d::date, 20 + i % 7, 3, 12 from generate_series(0, ${BUSY - 1}) i, lateral ${days} d`
       await sql`insert into visit_referrers (code, day, host, visits)
-        select 'H' || lpad(i::text, 7, '0'), ${day}::date, h, 10 from generate_series(0, ${BUSY - 1}) i, unnest(array['direct', 'news.example.com']) h`
+        select 'H' || lpad(i::text, 7, '0'), d::date, h, 10 from generate_series(0, ${BUSY - 1}) i, lateral ${days} d, unnest(array['direct', 'news.example.com']) h`
       await sql`insert into visit_dims (code, day, dim, value, visits)
-        select 'H' || lpad(i::text, 7, '0'), ${day}::date, m, 'x', 20 from generate_series(0, ${BUSY - 1}) i, unnest(array['device', 'browser', 'os', 'country']) m`
+        select 'H' || lpad(i::text, 7, '0'), d::date, m, 'x', 20 from generate_series(0, ${BUSY - 1}) i, lateral ${days} d, unnest(array['browser', 'country', 'device', 'os']) m`
+      lo = next
     }
   })
   await sql`set session_replication_role = origin`

@@ -31,11 +31,11 @@ export interface VisitBatch {
  * event loop turns between them however many links a flush carries. `committing` is called once
  * every statement is done: from then on a failure may have come after the COMMIT.
  */
-export function writeVisitFlush(sql: Sql, ids: string[], chunksFor: (fresh: ReadonlySet<string>) => Iterable<VisitBatch>, committing: () => void): Promise<void> {
+export function writeVisitFlush(sql: Sql, ids: string[], chunksFor: (fresh: ReadonlySet<string>) => AsyncIterable<VisitBatch>, committing: () => void): Promise<void> {
   return sql.begin(async (tx) => {
     const recorded = await tx<{ id: string }[]>`
       insert into visit_flushes (id) select unnest(${ids}::uuid[]) on conflict do nothing returning id::text as id`
-    for (const rows of chunksFor(new Set(recorded.map((r) => r.id)))) await writeVisitBatch(tx, rows)
+    for await (const rows of chunksFor(new Set(recorded.map((r) => r.id)))) await writeVisitBatch(tx, rows)
     committing()
   })
 }
