@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT, runWrk, startLogged, stopChild } from './lib.mjs'
+import { ROOT, runWrk, startLogged, stopChild, treeCpuSeconds } from './lib.mjs'
 
 const seconds = Number(process.argv[2] ?? 8)
 const rounds = Number(process.argv[3] ?? 3)
@@ -62,9 +62,14 @@ try {
       const ids = []
       for (let h = 0; h < hooks; h++) ids.push((await api('POST', '/api/v1/webhooks', token, { url: hookUrl, events: ['link.clicked'] })).id)
       const before = events
+      // CPU of the service (with its database, when embedded) and of this process (the receiver)
+      const cpu0 = { service: treeCpuSeconds(server.child.pid), receiver: process.cpuUsage() }
       const w = await wrk()
       await new Promise((resolve) => setTimeout(resolve, 1_500)) // the last flush's events
-      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors, events: events - before })
+      const service = treeCpuSeconds(server.child.pid) - cpu0.service
+      const { user, system } = process.cpuUsage(cpu0.receiver)
+      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors, events: events - before,
+        service_cpu_s: Number(service.toFixed(2)), receiver_cpu_s: Number(((user + system) / 1e6).toFixed(2)) })
       for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
     }
   }
@@ -73,6 +78,12 @@ try {
   const arm = (hooks) => med(rows.filter((x) => x.webhooks === hooks).map((x) => x.rps))
   // Each round's own ratio as well: rounds of one pair ran back to back, on the same machine state.
   const ratios = [...new Set(rows.map((x) => x.round))].map((r) => rows.find((x) => x.round === r && x.webhooks === 5).rps / rows.find((x) => x.round === r && x.webhooks === 0).rps)
+  // What one delivery costs the machine: the extra CPU of a round with webhooks over its pair without, per event received.
+  const perDelivery = [...new Set(rows.map((x) => x.round))].map((r) => {
+    const [a, b] = [rows.find((x) => x.round === r && x.webhooks === 5), rows.find((x) => x.round === r && x.webhooks === 0)]
+    return { service: ((a.service_cpu_s - (b.service_cpu_s * a.rps) / b.rps) * 1e6) / a.events, receiver: ((a.receiver_cpu_s - b.receiver_cpu_s) * 1e6) / a.events }
+  })
+  console.log(`CPU per delivery, median of the rounds: the service ${med(perDelivery.map((x) => x.service)).toFixed(0)} µs (beyond the same requests' without webhooks), the receiver ${med(perDelivery.map((x) => x.receiver)).toFixed(0)} µs`)
   console.log(`median requests/s: none ${arm(0)}, 5 webhooks ${arm(5)} (${((arm(5) / arm(0) - 1) * 100).toFixed(1)}%); median of the rounds' ratios ${med(ratios).toFixed(3)} (${ratios.map((x) => x.toFixed(2)).join(' ')}); link.clicked visits reported: ${clicks}`)
 } finally {
   await stopChild(server.child)
