@@ -27,7 +27,8 @@ begin
     execute format('lock table %I in share mode', d);
   end loop;
   execute format('create table %I (like %I including defaults including constraints)', part, p_table);
-  -- Rows in key order, the key's index built after them: cheaper than one insert into an index per row.
+  -- Rows in key order, so a link's month sits in a page or two for its reads; the key's index is
+  -- built after them, cheaper than one index insert per row.
   execute format('insert into %I select * from %I where day >= %L and day < %L order by 1, 2', part, p_table, p_month, next);
   execute format('alter table %I add %s', part,
     (select pg_get_constraintdef(oid) from pg_constraint where conrelid = p_table::regclass and contype = 'p'));
