@@ -6,6 +6,16 @@
 -- month; it is dropped when its last day passes retention. Until then its days past retention are
 -- kept but never read (the service reads from the first day retained): at most a month longer.
 
+-- The day a partition's name stands for (<table>_YYYYMMDD), or the first day of its month
+-- (<table>_YYYYMM); null for any other name. A CASE, since a WHERE may evaluate its conditions in
+-- any order: a name's date is read only once the name is known to hold one.
+create function visit_stats_day_of(p_name text) returns date language sql immutable as $$
+  select case when p_name ~ '_[0-9]{8}$' then to_date(right(p_name, 8), 'YYYYMMDD') end
+$$;
+create function visit_stats_month_of(p_name text) returns date language sql immutable as $$
+  select case when p_name ~ '_[0-9]{6}$' then to_date(right(p_name, 6), 'YYYYMM') end
+$$;
+
 -- One table's month: its day partitions' rows (and any strays in the default partition) copied
 -- into one partition of the month, the day partitions detached and dropped, the month attached.
 -- Writers to those days wait (SHARE locks) so none is lost between the copy and the detach.
@@ -21,8 +31,8 @@ begin
   end if;
   select coalesce(array_agg(c.relname::text order by c.relname), '{}') into days
   from pg_inherits i join pg_class c on c.oid = i.inhrelid
-  where i.inhparent = p_table::regclass and c.relname ~ '_[0-9]{8}$'
-    and to_date(right(c.relname, 8), 'YYYYMMDD') >= p_month and to_date(right(c.relname, 8), 'YYYYMMDD') < next;
+  where i.inhparent = p_table::regclass
+    and visit_stats_day_of(c.relname) >= p_month and visit_stats_day_of(c.relname) < next;
   foreach d in array days loop
     execute format('lock table %I in share mode', d);
   end loop;
@@ -77,8 +87,7 @@ begin
     join pg_class c on c.oid = i.inhrelid
     join pg_class p on p.oid = i.inhparent
     where i.inhparent in ('visit_days'::regclass, 'visit_referrers'::regclass, 'visit_dims'::regclass)
-      and ((c.relname ~ '_[0-9]{8}$' and to_date(right(c.relname, 8), 'YYYYMMDD') < p_keep_from)
-        or (c.relname ~ '_[0-9]{6}$' and to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month' <= p_keep_from))
+      and (visit_stats_day_of(c.relname) < p_keep_from or visit_stats_month_of(c.relname) + interval '1 month' <= p_keep_from)
     order by c.relname
   loop
     execute format('alter table %I detach partition %I', r.parent, r.part);
@@ -96,12 +105,11 @@ begin
       perform visit_stats_partition(t, d);
     end loop;
   end loop;
-  select min(date_trunc('month', to_date(right(c.relname, 8), 'YYYYMMDD')))::date into m
+  select min(date_trunc('month', visit_stats_day_of(c.relname)))::date into m
   from pg_inherits i join pg_class c on c.oid = i.inhrelid
   where i.inhparent in ('visit_days'::regclass, 'visit_referrers'::regclass, 'visit_dims'::regclass)
-    and c.relname ~ '_[0-9]{8}$'
-    and date_trunc('month', to_date(right(c.relname, 8), 'YYYYMMDD')) >= p_keep_from
-    and date_trunc('month', to_date(right(c.relname, 8), 'YYYYMMDD')) + interval '1 month' <= p_first;
+    and date_trunc('month', visit_stats_day_of(c.relname)) >= p_keep_from
+    and date_trunc('month', visit_stats_day_of(c.relname)) + interval '1 month' <= p_first;
   if m is not null then
     foreach t in array array['visit_days', 'visit_referrers', 'visit_dims'] loop
       perform visit_stats_month(t, m);

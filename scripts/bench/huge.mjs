@@ -180,8 +180,8 @@ async function measure() {
   const dropped = await runStatsJob(sql, dayOf(1), dayOf(DAYS - 2), dayOf(1), dayOf(-3))
   say(`| the retention job, dropping ${dropped} day (${(BUSY * 7).toLocaleString('en')} rows) | ${(performance.now() - t).toFixed(0)} ms | |`)
   const [{ first }] = await sql`
-    select min(to_date(right(c.relname, 6), 'YYYYMM'))::text as first from pg_inherits i join pg_class c on c.oid = i.inhrelid
-    where i.inhparent = 'visit_days'::regclass and c.relname ~ '_[0-9]{6}$'`
+    select min(visit_stats_month_of(c.relname))::text as first from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = 'visit_days'::regclass`
   if (first !== null) {
     const end = new Date(Date.parse(first) + 32 * DAY_MS).toISOString().slice(0, 8) + '01'
     const tm = performance.now()

@@ -314,6 +314,15 @@ test('the daily job merges a finished month within retention into one partition 
   assert.is((await sql<{ n: number }[]>`select count(*)::int as n from visit_days where code = ${link.code}`)[0]!.n, 0)
 })
 
+test('a partition\'s name gives its day or its month, and nothing for the other kind or another name (the job compares both in one WHERE)', async ({ srv }) => {
+  const sql = srv.service.db.sql
+  const [r] = await sql<{ day: string | null; month: string | null; notDay: string | null; notMonth: string | null; other: string | null }[]>`
+    select visit_stats_day_of('visit_dims_20251024')::text as day, visit_stats_month_of('visit_referrers_202511')::text as month,
+           visit_stats_day_of('visit_days_202511')::text as "notDay", visit_stats_month_of('visit_days_20251024')::text as "notMonth",
+           coalesce(visit_stats_day_of('visit_days_default'), visit_stats_month_of('visit_days_default'))::text as other`
+  assert.equal(r, { day: '2025-10-24', month: '2025-11-01', notDay: null, notMonth: null, other: null })
+})
+
 test('days past STATS_RETENTION_DAYS read as zeros even while a merged month still holds them', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
   const sql = srv.service.db.sql
