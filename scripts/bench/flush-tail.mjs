@@ -6,6 +6,7 @@
 // node:http ceiling gets the same probe in the same round. Prints the medians over the rounds.
 // Needs dist/ (npm run build), wrk, and PostgreSQL at BENCH_ADMIN_URL (default: the local server).
 //   node scripts/bench/flush-tail.mjs [rounds, 3]
+//   BENCH_FLUSH_SIZES=100000 BENCH_KEEP=1 BENCH_NODE_ARGS='--cpu-prof --trace-gc' node scripts/bench/flush-tail.mjs 1
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -18,6 +19,8 @@ const ROUNDS = Number(process.argv[2] ?? 3)
 const SIZES = process.env.BENCH_FLUSH_SIZES?.split(',').map(Number) ?? [0, 1_000, 10_000, 100_000]
 const PROBE_SECONDS = 10
 const HOT = 50
+/** BENCH_NODE_ARGS: node flags for the service, to look inside a stall (e.g. --cpu-prof --trace-gc); BENCH_KEEP=1 keeps the logs. */
+const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const say = (line) => process.stdout.write(`${line}\n`)
 const code = (i) => `F${String(i).padStart(7, '0')}`
@@ -61,7 +64,7 @@ try {
       // warm-up; the flush falls 3 s into the probe.
       const fillSeconds = Math.max(2, Math.ceil(n / 4_000))
       const flushMs = (fillSeconds + 1 + 1 + 3) * 1_000
-      const svc = await start(`service, ${n} links, round ${round}`, { kind: 'service', env: { VISIT_FLUSH_MS: String(flushMs), ACCESS_LOG: 'off' } }, { tmp, database })
+      const svc = await start(`service, ${n} links, round ${round}`, { kind: 'service', env: { VISIT_FLUSH_MS: String(flushMs), ACCESS_LOG: 'off' }, nodeArgs }, { tmp, database })
       const t0 = performance.now()
       if (n > 0) await runWrk({ url: svc.url, connections: 16, seconds: fillSeconds, args: ['visit', join(tmp, `links-${n}`), '0', String(Math.floor(n / 2))] })
       await sleep(Math.max(0, (fillSeconds + 1) * 1_000 - (performance.now() - t0)))
@@ -83,5 +86,6 @@ try {
 } finally {
   await admin`drop database ${admin(name)} with (force)`
   await admin.end()
-  rmSync(tmp, { recursive: true, force: true })
+  if (process.env.BENCH_KEEP === '1') say(`kept: ${tmp}`)
+  else rmSync(tmp, { recursive: true, force: true })
 }
