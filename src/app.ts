@@ -54,7 +54,7 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('GET', `${REDIRECT_PREFIX}:code`, open(redirect))
     .add('GET', `${REDIRECT_PREFIX}:code/preview`, open(preview))
     .add('POST', `${REDIRECT_PREFIX}:code`, { handler: unlock, auth: false, body: 'json-or-form', rateLimited: false })
-    .add('GET', '/healthz', open(() => health(deps.sql, deps.writes, deps.feedState)))
+    .add('GET', '/healthz', { ...open(() => health(deps.sql, deps.writes, deps.feedState)), ownBounds: true })
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))
     .add('GET', '/api/v1/auth/sessions', authed(getSessions))
@@ -168,7 +168,7 @@ export function createApp(deps: Deps): App {
     else if (handlerRoute.body === 'json-or-form') ctx.body = await readJsonOrForm(req)
     else if (hasBody(req)) await discardBody(req)
     const reply = handlerRoute.handler(ctx)
-    const answer = reply instanceof Promise ? await deadline.run(reply) : reply
+    const answer = reply instanceof Promise ? await (handlerRoute.ownBounds === true ? reply : deadline.run(reply)) : reply
     if (writes(req) && answer.status < 300) deps.writes.record(true)
     send(res, answer, base)
   }

@@ -86,6 +86,11 @@ export interface Route {
   body: 'json' | 'json-or-form' | 'none'
   /** takes a token from the shared login/registration bucket (spec §8) */
   rateLimited: boolean
+  /**
+   * bounds its own waits and always answers its own document (/healthz): not run under the
+   * request's DB_TIMEOUT_MS deadline, whose open circuit would cut it short with the error shape
+   */
+  ownBounds?: boolean
 }
 
 /** The session of an authenticated route; the app guarantees it is there. */

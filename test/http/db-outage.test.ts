@@ -172,6 +172,11 @@ if (process.env.DATABASE_URL === undefined) {
       assert.is(res.body.code, 'SERVICE_UNAVAILABLE')
       assert.ok(Date.now() - started < 500, `${path} waited ${Date.now() - started} ms`)
     }
+    // /healthz bounds its own checks: with the circuit open it still answers its document (call()
+    // holds the body to docs/openapi.json), not the cut-short error shape of the other routes.
+    const health = await call(srv.url, 'GET', '/healthz')
+    assert.is(health.status, 503)
+    assert.equal([health.body.code, health.body.status, health.body.database], ['SERVICE_UNAVAILABLE', 'unavailable', 'failing'])
     relay.resume()
     await until(10_000, async () => (await call(srv.url, 'GET', '/api/v1/links', { token: user.token })).status === 200, { every: 200 })
     await until(5_000, async () => (await call(srv.url, 'GET', `/r/${code}`)).status === 302, { every: 200 })
