@@ -195,8 +195,11 @@ async function measure() {
 async function exportAll() {
   const e0 = performance.now()
   let bytes = 0
+  let lines = 0
   const counts = await exportDatabase(sql, { sessions: false }, async (line) => {
     bytes += line.length + 1
+    // a line of progress every 10 million rows: an hour-long export says how it goes
+    if (++lines % 10_000_000 === 0) say(`  export: ${lines.toLocaleString('en')} lines in ${((performance.now() - e0) / 1000).toFixed(0)} s`)
   })
   const hwm = Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024
   const exported = Object.values(counts).reduce((a, b) => a + b, 0)
