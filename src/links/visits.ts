@@ -126,12 +126,9 @@ export class VisitCounter {
       sketches: { codes: [], days: [], sketches: [] },
       dims: { codes: [], days: [], dims: [], values: [], visits: [] },
     }
-    let slice = performance.now()
+    const slice = slices()
     for (const code of codes) {
-      if (performance.now() - slice > SLICE_MS) {
-        await new Promise<void>((resolve) => setImmediate(resolve))
-        slice = performance.now()
-      }
+      if (slice.due()) await slice.turn()
       const p = batch.get(code)!
       rows.links.codes.push(code)
       rows.links.counts.push(p.count)
@@ -177,8 +174,10 @@ export class VisitCounter {
   /** The salts of the days that have visitors in these batches, by day number. */
   async #salts(batches: ReadonlyArray<Unsure>): Promise<Map<number, string>> {
     const salts = new Map<number, string>()
+    const slice = slices()
     for (const { batch } of batches) {
       for (const p of batch.values()) {
+        if (slice.due()) await slice.turn()
         for (const [dayNumber, d] of p.days) {
           if (d.visitors.size > 0 && !salts.has(dayNumber)) salts.set(dayNumber, await this.#salt(dateOf(dayNumber)))
         }
@@ -203,6 +202,21 @@ export class VisitCounter {
   async stop(): Promise<void> {
     clearInterval(this.#timer)
     await this.flush()
+  }
+}
+
+/** A long loop's pause points: `due()` once SLICE_MS has run since the event loop last turned, and `turn()` to let it. */
+function slices(): { due(): boolean; turn(): Promise<void> } {
+  let at = performance.now()
+  return {
+    due: () => performance.now() - at > SLICE_MS,
+    turn: () =>
+      new Promise<void>((resolve) =>
+        setImmediate(() => {
+          at = performance.now()
+          resolve()
+        }),
+      ),
   }
 }
 
