@@ -191,6 +191,8 @@ async function measure() {
   say(`| the database on disk | ${(Number(size) / 2 ** 30).toFixed(2)} GiB | |`)
 }
 
+const peakRss = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024
+
 /** Everything the database holds, as `link-service export` writes it, to nowhere. */
 async function exportAll() {
   const e0 = performance.now()
@@ -199,9 +201,9 @@ async function exportAll() {
   const counts = await exportDatabase(sql, { sessions: false }, async (line) => {
     bytes += line.length + 1
     // a line of progress every 10 million rows: an hour-long export says how it goes
-    if (++lines % 10_000_000 === 0) say(`  export: ${lines.toLocaleString('en')} lines in ${((performance.now() - e0) / 1000).toFixed(0)} s`)
+    if (++lines % 10_000_000 === 0) say(`  export: ${lines.toLocaleString('en')} lines, ${(bytes / 2 ** 30).toFixed(2)} GiB in ${((performance.now() - e0) / 1000).toFixed(0)} s, peak RSS ${peakRss().toFixed(0)} MB`)
   })
-  const hwm = Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024
+  const hwm = peakRss()
   const exported = Object.values(counts).reduce((a, b) => a + b, 0)
   say(`| the export of everything: ${exported.toLocaleString('en')} rows, ${(bytes / 2 ** 30).toFixed(2)} GiB | ${((performance.now() - e0) / 1000).toFixed(1)} s | peak RSS of the exporting process ${hwm.toFixed(0)} MB |`)
 }
