@@ -105,11 +105,11 @@ begin
       perform visit_stats_partition(t, d);
     end loop;
   end loop;
-  select min(date_trunc('month', visit_stats_day_of(c.relname)))::date into m
-  from pg_inherits i join pg_class c on c.oid = i.inhrelid
-  where i.inhparent in ('visit_days'::regclass, 'visit_referrers'::regclass, 'visit_dims'::regclass)
-    and date_trunc('month', visit_stats_day_of(c.relname)) >= p_keep_from
-    and date_trunc('month', visit_stats_day_of(c.relname)) + interval '1 month' <= p_first;
+  select min(days.month) into m
+  from (select date_trunc('month', visit_stats_day_of(c.relname))::date as month
+        from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        where i.inhparent in ('visit_days'::regclass, 'visit_referrers'::regclass, 'visit_dims'::regclass)) days
+  where days.month >= p_keep_from and days.month + interval '1 month' <= p_first;
   if m is not null then
     foreach t in array array['visit_days', 'visit_referrers', 'visit_dims'] loop
       perform visit_stats_month(t, m);

@@ -168,7 +168,7 @@ export function createApp(deps: Deps): App {
     else if (handlerRoute.body === 'json-or-form') ctx.body = await readJsonOrForm(req)
     else if (hasBody(req)) await discardBody(req)
     const reply = handlerRoute.handler(ctx)
-    const answer = reply instanceof Promise ? await (handlerRoute.ownBounds === true ? reply : deadline.run(reply)) : reply
+    const answer = reply instanceof Promise ? await (handlerRoute.ownBounds ? reply : deadline.run(reply)) : reply
     if (writes(req) && answer.status < 300) deps.writes.record(true)
     send(res, answer, base)
   }

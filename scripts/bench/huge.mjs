@@ -71,10 +71,9 @@ async function sample(fn) {
   return { p50: ms[Math.floor(ms.length * 0.5)], p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] }
 }
 
-let merged = 0
 const monthsMerged = async () => (await sql`
   select count(*)::int as n from pg_inherits i join pg_class c on c.oid = i.inhrelid
-  where i.inhparent = 'visit_days'::regclass and c.relname ~ '_[0-9]{6}$'`)[0].n
+  where i.inhparent = 'visit_days'::regclass and visit_stats_month_of(c.relname) is not null`)[0].n
 /** The first day of the month before this one */
 const lastMonthStart = () => { const d = new Date(); return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1)).toISOString().slice(0, 10) }
 
@@ -96,7 +95,10 @@ async function generate() {
     await sql`select visit_stats_maintain(${dayOf(DAYS - 1)}::date, ${dayOf(DAYS - 1)}::date, ${dayOf(-3)}::date)`
     // The layout the daily job keeps (sql/0019): finished months merged, one a run, all but the
     // last finished month, whose merge of real rows is timed below.
-    while ((await sql`select visit_stats_maintain(${dayOf(DAYS - 1)}::date, ${lastMonthStart()}::date, ${dayOf(-3)}::date)`, await monthsMerged()) > merged) merged++
+    for (let merged = -1; merged < (await monthsMerged()); ) {
+      merged = await monthsMerged()
+      await sql`select visit_stats_maintain(${dayOf(DAYS - 1)}::date, ${lastMonthStart()}::date, ${dayOf(-3)}::date)`
+    }
   })
   // A month at a time, rows in key order (code, then day): each statement appends to the end of
   // its partitions' indexes, where days one after another would insert all over a month's index.

@@ -250,8 +250,8 @@ export interface StoredStats {
 
 /**
  * The owner's live link's days, referrers and breakdowns from `from` to `to` (inclusive,
- * "YYYY-MM-DD"), in one statement (link_stats, sql/0019: a generic plan); days without visits are absent. Undefined: no such link of
- * theirs.
+ * "YYYY-MM-DD"), in one statement (link_stats, sql/0019: a generic plan); days without visits are
+ * absent. Undefined: no such link of theirs.
  */
 export async function readStats(sql: Sql, userId: string, code: string, from: string, to: string): Promise<StoredStats | undefined> {
   const [row] = await sql<Array<{

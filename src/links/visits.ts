@@ -111,7 +111,7 @@ export class VisitCounter {
   /** The batch as rows, FLUSH_CHUNK_LINKS links at a time, in code order; each built only when asked for. */
   async *#chunks(batch: ReadonlyMap<string, Pending>, salts: ReadonlyMap<number, string>): AsyncGenerator<VisitBatch> {
     const codes = [...batch.keys()].sort() // code units, as the database's "C" collation orders them
-    for (let i = 0; i < codes.length; i += FLUSH_CHUNK_LINKS) yield await this.#toRows(codes.slice(i, i + FLUSH_CHUNK_LINKS), batch, salts)
+    for (let i = 0; i < codes.length; i += FLUSH_CHUNK_LINKS) yield this.#toRows(codes.slice(i, i + FLUSH_CHUNK_LINKS), batch, salts)
   }
 
   /**
