@@ -17,8 +17,18 @@ rm -rf build coverage
 npx tsc -p tsconfig.json
 # The web app, where the test servers serve it from (test/helpers/server.ts APP_DIR)
 node scripts/build-app.mjs build/app
+# The output is kept, and on a failure what failed is printed again after the coverage table, so
+# that a log cut to its last lines (a CI's) still says which test failed and why.
+log=build/test-output.log
+status=0
 if [ ${#parts[@]} -eq 0 ]; then
-  npx c8 uvu build/test '\.test\.js$'
+  npx c8 uvu build/test '\.test\.js$' 2>&1 | tee "$log" || status=$?
 else
-  npx c8 --check-coverage=false uvu build/test "^($(IFS='|'; echo "${parts[*]}"))/.*\\.test\\.js$"
+  npx c8 --check-coverage=false uvu build/test "^($(IFS='|'; echo "${parts[*]}"))/.*\\.test\\.js$" 2>&1 | tee "$log" || status=$?
 fi
+if [ "$status" -ne 0 ]; then
+  echo "npm test: failed (exit $status); the failures again:"
+  grep -a -A 25 ' FAIL ' "$log" | head -n 300 || echo "(no test failed: see the coverage floor or a crash above)"
+  grep -a -E '^  (Total|Passed|Skipped): ' "$log" || true
+fi
+exit "$status"
