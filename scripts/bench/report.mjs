@@ -5,6 +5,32 @@ import { max, median, min, ROOT } from './lib.mjs'
 
 const int = (n) => Math.round(n).toLocaleString('en-US')
 
+// The record-size set's section is written by scripts/bench/huge.mjs (an hour and more, not part of
+// `npm run bench`) between these markers; a run of `npm run bench` keeps it as it was.
+const RECORD_START = '<!-- record-size: written by scripts/bench/huge.mjs -->'
+const RECORD_END = '<!-- /record-size -->'
+const NO_RECORD = `## The record-size set
+
+Not measured yet: \`BENCH_HUGE=1 npm run bench\` (scripts/bench/huge.mjs) writes this section.`
+
+/** The record-size section of a performance.md as it stands (with its markers), or the placeholder. */
+export function keptRecordSize(doc) {
+  const a = doc?.indexOf(RECORD_START) ?? -1
+  const b = doc?.indexOf(RECORD_END) ?? -1
+  return a >= 0 && b > a ? doc.slice(a, b + RECORD_END.length) : `${RECORD_START}\n${NO_RECORD}\n${RECORD_END}`
+}
+
+/** The document with its record-size section replaced by `section` (markdown, without markers). */
+export function withRecordSize(doc, section) {
+  const block = `${RECORD_START}\n${section.trim()}\n${RECORD_END}`
+  const a = doc.indexOf(RECORD_START)
+  const b = doc.indexOf(RECORD_END)
+  if (a >= 0 && b > a) return doc.slice(0, a) + block + doc.slice(b + RECORD_END.length)
+  // A document written before the markers: its old section, or none, goes before "Running it".
+  const old = /## The record-size set\n[\s\S]*?(?=## Running it)/
+  return old.test(doc) ? doc.replace(old, () => `${block}\n\n`) : doc.replace('## Running it', () => `${block}\n\n## Running it`)
+}
+
 function fmt(unit, v) {
   if (!Number.isFinite(v)) return '—'
   switch (unit) {
@@ -91,7 +117,7 @@ export function misses(rows, memory) {
   return out
 }
 
-export function renderDoc({ table, missed, started, finished, command, machine, database, settings: s, visitCheck, commit }) {
+export function renderDoc({ table, missed, started, finished, command, machine, database, settings: s, visitCheck, commit, recordSize }) {
   const dev = s.DEV_RUN
   const minutes = ((finished - started) / 60_000).toFixed(1)
   const mib = (b) => `${b / 2 ** 20} MiB`
@@ -242,14 +268,7 @@ The rest are not on a hot path and keep their transactions: login is the rate li
 the account read and the session insert; a password change or account deletion is its limit,
 the hash read and one transaction.
 
-## The record-size set
-
-Not part of this run: generating 10,000,000 links and 280 million statistics rows takes the
-better part of an hour. \`BENCH_HUGE=1 npm run bench\` (scripts/bench/huge.mjs) prints its rows:
-the cold redirect over the 10M links with its ratio to the node:http ceiling of the same rounds,
-a link's statistics over 400 days, an owner's list, a create, the monthly merge, retention, the
-export of everything and the size on disk. The latest run's figures, with their targets and what
-each says, are in docs/scale.md, "Data at scale".
+${recordSize}
 
 ## Running it
 
@@ -259,7 +278,7 @@ BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # Po
 BENCH_LARGE=1 BENCH_ADMIN_URL=... npm run bench # adds the 1M-link set: about 5 minutes more
 BENCH_ADMIN_URL=... npm run profile             # where the CPU goes: docs/profile.md, about 5 minutes
 npm run build && node scripts/bench/flush.mjs   # one visit flush with the breakdowns against VISIT_STATS=off
-BENCH_HUGE=1 npm run bench                      # the record-size set (10M links), printed: docs/scale.md
+BENCH_HUGE=1 npm run bench                      # the record-size set (10M links): its section of this file, about 2 hours
 BENCH_AB=f8aed4c npm run bench                  # the cached redirect against an older commit's and the ceiling, printed
 \`\`\`
 

@@ -1,7 +1,7 @@
 // `npm run bench` (via scripts/bench.sh): every figure next to a ceiling measured in the same run,
 // interleaved round by round, median of BENCH_ROUNDS rounds. What runs is data (scenarios.mjs),
 // what is reported too (rows.mjs); this file seeds, runs the groups and writes docs/performance.md.
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -10,7 +10,7 @@ import { BENCH_DIR, ROOT, killAllNow, runNodeJson, runWrk, sleep, stopAll, treeC
 import * as O from './options.mjs'
 import { nginxPresent, start, stop } from './processes.mjs'
 import { WHY } from './findings.mjs'
-import { commandLine, commit, machine, misses, renderDoc, renderTable } from './report.mjs'
+import { commandLine, commit, keptRecordSize, machine, misses, renderDoc, renderTable } from './report.mjs'
 import { buildRows, extraRows, rowSpecs } from './rows.mjs'
 import { groups, processes } from './scenarios.mjs'
 
@@ -312,6 +312,7 @@ async function main() {
   if (visitCheck) say(`\nvisits: ${visitCheck.recorded.toLocaleString('en-US')} recorded; wrk counted ${visitCheck.counted.toLocaleString('en-US')} redirects`)
   const missed = misses(rows, memory)
   if (missed.length) say(`\ntargets missed${O.DEV_RUN ? ' (development run: noisy)' : ''}:\n${missed.map((m) => `- ${m}`).join('\n')}`)
+  const docPath = join(ROOT, 'docs', 'performance.md')
   const doc = renderDoc({
     table,
     missed,
@@ -323,8 +324,9 @@ async function main() {
     settings: { ...O, defaultArgon2: O.DEFAULTS.argon2, defaultCacheBytes: O.DEFAULTS.cacheMaxBytes, visitFlushMs: O.DEFAULTS.visitFlushMs, negativeCacheMs: O.DEFAULTS.negativeCacheMs, urlBytes: urlFor(500_000).length, large, postgres: database.kind === 'postgresql', nginx: hasNginx },
     visitCheck,
     commit: commit(),
+    recordSize: keptRecordSize(existsSync(docPath) ? readFileSync(docPath, 'utf8') : undefined),
   })
-  writeFileSync(join(ROOT, 'docs', 'performance.md'), doc)
+  writeFileSync(docPath, doc)
   say(`\nwrote docs/performance.md${O.DEV_RUN ? ' (marked as a development run)' : ''}`)
 }
 
