@@ -1,7 +1,8 @@
 // The cached redirect with 5 webhooks subscribed to link.clicked against none, in the same run:
 // alternating rounds of wrk (browser-like visits: `visit` mode of bench.lua) on one server, the
-// receiver answering 200 in this process. Prints requests/s and latencies per round, and the
-// events received. Usage: node scripts/bench/webhooks.mjs [seconds=8] [rounds=3]
+// receiver answering 200 in this process: throughput at 32 connections, then latency at 8 (light
+// load), each round. Prints both per round, their ratios, the events received and the CPU of a
+// delivery. Usage: node scripts/bench/webhooks.mjs [seconds=8] [rounds=3]
 // (needs wrk, and a build: npx tsc -p tsconfig.json && node scripts/build-app.mjs build/app).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -10,6 +11,8 @@ import { join } from 'node:path'
 import { ROOT, runWrk, startLogged, stopChild, treeCpuSeconds } from './lib.mjs'
 
 const seconds = Number(process.argv[2] ?? 8)
+/** BENCH_NODE_ARGS: node flags for the service (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p'), to see where a delivery's time goes */
+const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 const rounds = Number(process.argv[3] ?? 3)
 const tmp = mkdtempSync(join(tmpdir(), 'bench-webhooks-'))
 let events = 0
@@ -35,7 +38,7 @@ const env = {
   LINK_CREATE_PER_MINUTE: '100000',
   ...(process.env.BENCH_DATABASE_URL ? { DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
 }
-const server = await startLogged('service', process.execPath, [join(ROOT, 'build/src/server.js')], { env: { ...env, LOG_LEVEL: 'info' }, logFile: join(tmp, 'service.log') })
+const server = await startLogged('service', process.execPath, [...nodeArgs, join(ROOT, 'build/src/server.js')], { env: { ...env, LOG_LEVEL: 'info' }, logFile: join(tmp, 'service.log') })
 const base = server.listening.url
 const api = async (method, path, token, body) => {
   const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body && JSON.stringify(body) })
@@ -54,7 +57,7 @@ try {
   const file = join(tmp, 'codes.tsv')
   writeFileSync(file, codes.join('\n') + '\n')
   for (const c of codes) await fetch(`${base}/r/${c}`, { redirect: 'manual' }) // every code cached
-  const wrk = () => runWrk({ url: base, connections: 32, seconds, args: ['visit', file, '1', '7'] })
+  const wrk = (connections) => runWrk({ url: base, connections, seconds, args: ['visit', file, '1', '7'] })
   const rows = []
   for (let r = 1; r <= rounds; r++) {
     // ABBA: each arm goes first in every other round, so a drift of the machine favours neither.
@@ -64,12 +67,15 @@ try {
       const before = events
       // CPU of the service (with its database, when embedded) and of this process (the receiver)
       const cpu0 = { service: treeCpuSeconds(server.child.pid), receiver: process.cpuUsage() }
-      const w = await wrk()
+      const w = await wrk(32)
       await new Promise((resolve) => setTimeout(resolve, 1_500)) // the last flush's events
       const service = treeCpuSeconds(server.child.pid) - cpu0.service
       const { user, system } = process.cpuUsage(cpu0.receiver)
-      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors, events: events - before,
-        service_cpu_s: Number(service.toFixed(2)), receiver_cpu_s: Number(((user + system) / 1e6).toFixed(2)) })
+      // Then light load (8 connections, the bench's latency point): the deliveries go on (each
+      // flush still carries the 50 links), and what a visitor sees is the latency.
+      const light = await wrk(8)
+      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors + light.socket_errors + light.status_errors, events: events - before,
+        service_cpu_s: Number(service.toFixed(2)), receiver_cpu_s: Number(((user + system) / 1e6).toFixed(2)), light_p50_ms: light.p50_us / 1000, light_p99_ms: light.p99_us / 1000 })
       for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
     }
   }
@@ -77,14 +83,20 @@ try {
   const med = (xs) => xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
   const arm = (hooks) => med(rows.filter((x) => x.webhooks === hooks).map((x) => x.rps))
   // Each round's own ratio as well: rounds of one pair ran back to back, on the same machine state.
-  const ratios = [...new Set(rows.map((x) => x.round))].map((r) => rows.find((x) => x.round === r && x.webhooks === 5).rps / rows.find((x) => x.round === r && x.webhooks === 0).rps)
+  // Each round's own ratios: rounds of one pair ran back to back, on the same machine state.
+  const pair = (r) => [rows.find((x) => x.round === r && x.webhooks === 5), rows.find((x) => x.round === r && x.webhooks === 0)]
+  const roundsRun = [...new Set(rows.map((x) => x.round))]
+  const ratioOf = (k) => roundsRun.map((r) => { const [a, b] = pair(r); return a[k] / b[k] })
+  const ratios = ratioOf('rps')
   // What one delivery costs the machine: the extra CPU of a round with webhooks over its pair without, per event received.
-  const perDelivery = [...new Set(rows.map((x) => x.round))].map((r) => {
-    const [a, b] = [rows.find((x) => x.round === r && x.webhooks === 5), rows.find((x) => x.round === r && x.webhooks === 0)]
+  const perDelivery = roundsRun.map((r) => {
+    const [a, b] = pair(r)
     return { service: ((a.service_cpu_s - (b.service_cpu_s * a.rps) / b.rps) * 1e6) / a.events, receiver: ((a.receiver_cpu_s - b.receiver_cpu_s) * 1e6) / a.events }
   })
+  const line = (label, xs) => `${label} ${med([...xs]).toFixed(3)} (${xs.map((x) => x.toFixed(2)).join(' ')})`
   console.log(`CPU per delivery, median of the rounds: the service ${med(perDelivery.map((x) => x.service)).toFixed(0)} µs (beyond the same requests' without webhooks), the receiver ${med(perDelivery.map((x) => x.receiver)).toFixed(0)} µs`)
-  console.log(`median requests/s: none ${arm(0)}, 5 webhooks ${arm(5)} (${((arm(5) / arm(0) - 1) * 100).toFixed(1)}%); median of the rounds' ratios ${med(ratios).toFixed(3)} (${ratios.map((x) => x.toFixed(2)).join(' ')}); link.clicked visits reported: ${clicks}`)
+  console.log(`median requests/s at 32 connections: none ${arm(0)}, 5 webhooks ${arm(5)} (${((arm(5) / arm(0) - 1) * 100).toFixed(1)}%); link.clicked visits reported: ${clicks}`)
+  console.log(`5 webhooks ÷ none, median of the rounds' ratios: ${line('requests/s at 32 connections', ratios)}; ${line('p50 at 8 connections', ratioOf('light_p50_ms'))}; ${line('p99 at 8 connections', ratioOf('light_p99_ms'))}`)
 } finally {
   await stopChild(server.child)
   receiver.close()
