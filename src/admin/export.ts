@@ -1,14 +1,32 @@
 // Writes the export stream (transfer-format.ts) of one database, read in one snapshot, row by row
 // through cursors so that a million links never sit in memory at once.
 import { createHash } from 'node:crypto'
-import type { Sql } from '../db/types.js'
-import { FORMAT, presentTables, schemaVersion, VERSION, type Header, type Trailer } from './transfer-format.js'
+import type { Sql, Tx } from '../db/types.js'
+import { FORMAT, presentTables, schemaVersion, VERSION, type Header, type Table, type Trailer } from './transfer-format.js'
 
 const CURSOR_ROWS = 1_000
 
 export interface ExportOptions {
   /** include sessions (their token digests): logged-in users stay logged in */
   sessions: boolean
+}
+
+/** The export transaction's settings. */
+export async function exportSession(tx: Tx): Promise<void> {
+  // PostgreSQL renders each value (row_to_json): timestamps with their microseconds, bigints
+  // whole, bytea as hex. In UTC, so that equal data gives equal bytes on any server.
+  await tx`set local time zone 'UTC'`
+  // The snapshot waits on a slow reader of the output; the service's own bound is for requests.
+  await tx`set local idle_in_transaction_session_timeout = 0`
+  // Rows stream in key order from each table's primary-key index. For a whole big table the
+  // planner would rather sort, and a sort writes the table to temp files before its first row:
+  // at 10M links, one statistics table of 145 million rows wrote 15 GB in three minutes, unfinished.
+  await tx`set local enable_sort = off`
+}
+
+/** A table's rows as JSON, in key order (the import checks it). */
+export function tableRows(tx: Tx, table: Table) {
+  return tx<{ row: string }[]>`select row_to_json(t)::text as row from ${tx(table.name)} t order by ${tx(table.key)}`
 }
 
 /** Hands each line (without its newline) to `line`, awaiting it; returns the rows per table. */
@@ -19,11 +37,7 @@ export async function exportDatabase(
 ): Promise<Record<string, number>> {
   // One repeatable-read transaction: every table as of one moment, while the service writes on.
   return sql.begin('isolation level repeatable read read only', async (tx) => {
-    // PostgreSQL renders each value (row_to_json): timestamps with their microseconds, bigints
-    // whole, bytea as hex. In UTC, so that equal data gives equal bytes on any server.
-    await tx`set local time zone 'UTC'`
-    // The snapshot waits on a slow reader of the output; the service's own bound is for requests.
-    await tx`set local idle_in_transaction_session_timeout = 0`
+    await exportSession(tx)
     const digest = createHash('sha256')
     const write = (text: string) => {
       digest.update(text + '\n')
@@ -36,8 +50,7 @@ export async function exportDatabase(
       if (table.sessions && !options.sessions) continue
       const prefix = `{"table":${JSON.stringify(table.name)},"row":`
       let n = 0
-      const rows = tx<{ row: string }[]>`select row_to_json(t)::text as row from ${tx(table.name)} t order by ${tx(table.key)}`
-      for await (const batch of rows.cursor(CURSOR_ROWS)) {
+      for await (const batch of tableRows(tx, table).cursor(CURSOR_ROWS)) {
         for (const { row } of batch) await write(prefix + row + '}')
         n += batch.length
       }
