@@ -17,11 +17,17 @@ const rounds = Number(process.argv[3] ?? 3)
 const tmp = mkdtempSync(join(tmpdir(), 'bench-webhooks-'))
 let events = 0
 let clicks = 0
+/** webhook-ids received: at least once means a repeat is possible, and should be rare */
+const seen = new Set()
+let repeats = 0
 const receiver = createServer((req, res) => {
   let body = ''
   req.on('data', (c) => (body += c))
   req.on('end', () => {
     events++
+    const id = req.headers['webhook-id']
+    if (seen.has(id)) repeats++
+    else seen.add(id)
     const e = JSON.parse(body)
     if (e.type === 'link.clicked') clicks += e.data.count
     res.end()
@@ -71,10 +77,11 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 1_500)) // the last flush's events
       const service = treeCpuSeconds(server.child.pid) - cpu0.service
       const { user, system } = process.cpuUsage(cpu0.receiver)
+      const received = events - before // in the same window as the CPU
       // Then light load (8 connections, the bench's latency point): the deliveries go on (each
       // flush still carries the 50 links), and what a visitor sees is the latency.
       const light = await wrk(8)
-      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors + light.socket_errors + light.status_errors, events: events - before,
+      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors + light.socket_errors + light.status_errors, events: received,
         service_cpu_s: Number(service.toFixed(2)), receiver_cpu_s: Number(((user + system) / 1e6).toFixed(2)), light_p50_ms: light.p50_us / 1000, light_p99_ms: light.p99_us / 1000 })
       for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
     }
@@ -95,7 +102,7 @@ try {
   })
   const line = (label, xs) => `${label} ${med([...xs]).toFixed(3)} (${xs.map((x) => x.toFixed(2)).join(' ')})`
   console.log(`CPU per delivery, median of the rounds: the service ${med(perDelivery.map((x) => x.service)).toFixed(0)} µs (beyond the same requests' without webhooks), the receiver ${med(perDelivery.map((x) => x.receiver)).toFixed(0)} µs`)
-  console.log(`median requests/s at 32 connections: none ${arm(0)}, 5 webhooks ${arm(5)} (${((arm(5) / arm(0) - 1) * 100).toFixed(1)}%); link.clicked visits reported: ${clicks}`)
+  console.log(`median requests/s at 32 connections: none ${arm(0)}, 5 webhooks ${arm(5)} (${((arm(5) / arm(0) - 1) * 100).toFixed(1)}%); link.clicked visits reported: ${clicks}; deliveries received ${events}, of them repeats of a webhook-id already received ${repeats}`)
   console.log(`5 webhooks ÷ none, median of the rounds' ratios: ${line('requests/s at 32 connections', ratios)}; ${line('p50 at 8 connections', ratioOf('light_p50_ms'))}; ${line('p99 at 8 connections', ratioOf('light_p99_ms'))}`)
 } finally {
   await stopChild(server.child)

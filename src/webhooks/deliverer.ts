@@ -4,7 +4,10 @@
 // path. At least once: a delivery is marked done only after its endpoint answered 2xx, so a node
 // that dies mid-way leaves it to another node once its lease runs out. The database work is
 // batched, as the node's requests share its CPU and its database: outcomes that finish together
-// are recorded in one statement, and a claim waits until half the slots are free.
+// are recorded in one statement, and a claim takes what this node sends in the next second or so
+// at its recent pace (claimSize), held in a local queue. What it can no longer start while its
+// lease covers a whole attempt (startable), and what a stopping node holds, is given back, due at
+// once for any node and not counted as an attempt (releaseClaims).
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import type { WebhookConfig } from '../config.js'
@@ -12,7 +15,7 @@ import { WEBHOOK_CHANNEL } from '../db/channels.js'
 import type { Sql } from '../db/types.js'
 import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
-import { announceExpired, claimDue, deleteOldDeliveries, recordAttempts, type Attempt, type Claimed } from './queries.js'
+import { announceExpired, claimDue, deleteOldDeliveries, LEASE_SECONDS, recordAttempts, releaseClaims, type Attempt, type Claimed } from './queries.js'
 import { settlesWithin } from '../time-limit.js'
 import { postWebhook } from './send.js'
 import { sign } from './signature.js'
@@ -24,9 +27,31 @@ const EMBEDDED_POLL_MS = 1_000
 const RECORD_EVERY_MS = 50
 /** How long a stop lets requests under way finish */
 const STOP_WAIT_MS = 1_000
+/** A claim reaches this far ahead at the node's recent pace */
+const CLAIM_AHEAD_MS = 1_000
+/** and takes at most this many rows */
+export const MAX_CLAIM = 100
+/** An attempt's longest: the request's 10 s, then recording it within the database's 5 s, with a margin */
+const ATTEMPT_MS = 16_000
+
+/** Rows to claim: the free slots at least, and what `pacePerSecond` sends in CLAIM_AHEAD_MS, up to MAX_CLAIM. */
+export function claimSize(free: number, pacePerSecond: number): number {
+  return Math.min(MAX_CLAIM, Math.max(free, Math.floor((pacePerSecond * CLAIM_AHEAD_MS) / 1000)))
+}
+
+/** Whether a delivery claimed at `claimedAt` may still start: its lease must outlast a whole attempt. */
+export function startable(claimedAt: number, now: number): boolean {
+  return now - claimedAt <= LEASE_SECONDS * 1000 - ATTEMPT_MS
+}
 
 export class WebhookDeliverer {
   #running = 0
+  /** claimed, not started yet, oldest first (with when they were claimed) */
+  #queue: Array<{ claim: Claimed; at: number }> = []
+  /** deliveries finished since #paceSince, and the pace measured over the last such second */
+  #finished = 0
+  #paceSince = performance.now()
+  #pace = 0
   #claiming = false
   #again = false
   #stopped = false
@@ -71,24 +96,35 @@ export class WebhookDeliverer {
     this.wake()
   }
 
-  /** Claims what is due, as far as free slots allow (once half are free: a claim is a statement). */
+  /** Starts what is queued, as far as free slots allow; claims more once the queue is empty. */
   wake(): void {
     if (this.#stopped) return
+    const now = performance.now()
+    const stale: Claimed[] = []
+    while (this.#running < this.config.concurrency && this.#queue.length > 0) {
+      const { claim, at } = this.#queue.shift()!
+      if (startable(at, now)) this.#track(this.#deliver(claim))
+      else stale.push(claim)
+    }
+    this.#release(stale)
     const free = this.config.concurrency - this.#running
-    if (free <= 0 || (this.#running > 0 && free < this.config.concurrency / 2)) return
+    // A claim is a statement: with requests under way, it waits until half the slots are free.
+    if (this.#queue.length > 0 || free <= 0 || (this.#running > 0 && free < this.config.concurrency / 2)) return
     if (this.#claiming) {
       this.#again = true
       return
     }
     this.#claiming = true
-    claimDue(this.sql, free).then(
+    const limit = claimSize(free, this.#paceNow(now))
+    claimDue(this.sql, limit).then(
       (claimed) => {
         this.#claiming = false
-        for (const c of claimed) this.#track(this.#deliver(c))
+        const at = performance.now()
+        for (const claim of claimed) this.#queue.push({ claim, at })
         // A full claim may have left more behind; a notice during the claim may be new work.
-        if (this.#again || claimed.length === free) {
+        if (this.#again || claimed.length === limit || this.#queue.length > 0) {
           this.#again = false
-          if (claimed.length > 0 || this.#running < this.config.concurrency) setImmediate(() => this.wake())
+          setImmediate(() => this.wake())
         }
       },
       (err: unknown) => {
@@ -104,8 +140,36 @@ export class WebhookDeliverer {
     void p.finally(() => {
       this.#running--
       this.#inFlight.delete(p)
+      this.#notePace()
       this.wake()
     })
+  }
+
+  /** Deliveries a second lately: after a quiet spell, the spell counts (a burst after an hour is not claimed at the old pace). */
+  #paceNow(now: number): number {
+    const elapsed = now - this.#paceSince
+    return elapsed >= 2_000 ? (this.#finished * 1_000) / elapsed : this.#pace
+  }
+
+  /** Claims not attempted go back at once, not counted as attempts (see releaseClaims). */
+  #release(claims: Claimed[]): void {
+    if (claims.length === 0) return
+    const p = releaseClaims(this.sql, claims).catch((err: unknown) => {
+      // Their leases run out instead: they are sent later, one attempt further along the schedule.
+      this.log.warn('giving back webhook claims failed', { err, deliveries: claims.map((c) => c.id) })
+    })
+    this.#inFlight.add(p)
+    void p.finally(() => this.#inFlight.delete(p))
+  }
+
+  #notePace(): void {
+    this.#finished++
+    const now = performance.now()
+    if (now - this.#paceSince >= 1_000) {
+      this.#pace = (this.#finished * 1_000) / (now - this.#paceSince)
+      this.#finished = 0
+      this.#paceSince = now
+    }
   }
 
   async #deliver(c: Claimed): Promise<void> {
@@ -159,6 +223,7 @@ export class WebhookDeliverer {
     this.#stopped = true
     clearInterval(this.#timer)
     clearInterval(this.#sweep)
+    this.#release(this.#queue.splice(0).map((q) => q.claim))
     // Neither waits on a database that may be gone: closing the pool ends the listener, and an
     // attempt not recorded is sent again once its lease runs out (at least once).
     void this.#unlisten?.().catch(() => {})

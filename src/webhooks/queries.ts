@@ -151,6 +151,19 @@ export function claimDue(sql: Sql, limit: number): Promise<Claimed[]> {
     returning d.id, d.event, d.data, d.created_at, d.attempts, w.id as webhook_id, w.url, w.secret`
 }
 
+/**
+ * Gives back claims this node did not attempt (stopping, or a queue that fell behind its leases):
+ * due again at once for any node, and the claim not counted as an attempt. Only a claim that is
+ * still the current one is given back.
+ */
+export async function releaseClaims(sql: Sql, claims: readonly Claimed[]): Promise<void> {
+  if (claims.length === 0) return
+  await sql`
+    update webhook_deliveries d set leased_until = null, attempts = d.attempts - 1
+    from unnest(${claims.map((c) => c.id)}::uuid[], ${claims.map((c) => c.attempts)}::int[]) as c(id, attempts)
+    where d.id = c.id and d.attempts = c.attempts and d.state = 'pending'`
+}
+
 /** An attempt's outcome, to record. */
 export interface Attempt {
   claim: Claimed

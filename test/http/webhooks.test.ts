@@ -7,7 +7,7 @@ import { assertError, call, newLink, newUser, randomIp, type User } from '../hel
 import { Receiver } from '../helpers/receiver.js'
 import { serverSuite, twoNodeSuite } from '../helpers/server.js'
 import { sleep, until } from '../helpers/wait.js'
-import { claimDue } from '../../src/webhooks/queries.js'
+import { claimDue, releaseClaims } from '../../src/webhooks/queries.js'
 
 const ENV = {
   WEBHOOK_ALLOW_HTTP: 'on',
@@ -262,4 +262,46 @@ nodes('two nodes claiming at once never take the same delivery', async ({ a, b }
   // A claimed (leased) delivery is not claimed again while its lease runs.
   assert.equal((await claimDue(a.service.db.sql, 50)).filter((c) => all.includes(c.id)), [])
 })
+nodes('a claim given back is due again at once and not counted as an attempt; only the current claim is given back', async ({ a, b }) => {
+  await a.service.webhooks.stop()
+  await b.service.webhooks.stop()
+  const sql = a.service.db.sql
+  const user = await newUser(a.url)
+  const hook = (await call(a.url, 'POST', '/api/v1/webhooks', { token: user.token, body: { url: 'https://example.com/', events: ['link.created'] } })).body
+  await newLink(a.url, user.token)
+  const mine = async () => (await claimDue(sql, 1_000)).filter((c) => c.webhook_id === hook.id)
+  const [first] = await mine()
+  assert.is(first!.attempts, 1)
+  await releaseClaims(sql, [first!])
+  const [again] = await mine()
+  assert.ok(again, 'due again at once, not after its lease')
+  assert.is(again!.id, first!.id)
+  assert.is(again!.attempts, 1, 'the claim given back did not count as an attempt')
+  // A claim that is no longer the current one (another node's lease ran out and it claimed again) gives back nothing.
+  await releaseClaims(sql, [{ ...again!, attempts: 0 }])
+  assert.equal(await mine(), [], 'still leased by the current claim')
+})
 nodes.run()
+
+// A node with 2 slots and a burst of 40 events: what it claims ahead waits in its queue, and
+// every event arrives, once.
+const burst = serverSuite<{ rx: Receiver }>('webhooks: a burst beyond the slots', { ...ENV, WEBHOOK_CONCURRENCY: '2', LINK_CREATE_PER_MINUTE: '1000' })
+burst.before(async (ctx) => {
+  ctx.rx = await new Receiver().start()
+})
+burst.after(async (ctx) => ctx.rx?.stop())
+burst('a burst beyond the slots is claimed ahead and queued: every event arrives once', async ({ srv, rx }) => {
+  const user = await newUser(srv.url)
+  assert.is((await call(srv.url, 'POST', '/api/v1/webhooks', { token: user.token, body: { url: rx.url, events: ['link.created'] } })).status, 201)
+  for (const round of [0, 1]) {
+    const items = Array.from({ length: 20 }, (_, i) => ({ url: `https://example.com/${round}/${i}` }))
+    const res = await call(srv.url, 'POST', '/api/v1/links/bulk', { token: user.token, body: { items } })
+    assert.is(res.status, 200, res.text)
+  }
+  await until(10_000, () => rx.of('link.created').length >= 40)
+  await sleep(300)
+  const ids = rx.of('link.created').map((r) => r.headers['webhook-id'])
+  assert.is(ids.length, 40)
+  assert.is(new Set(ids).size, 40, 'each event once')
+})
+burst.run()
