@@ -15,7 +15,8 @@
 // Generating the full set takes the better part of an hour: BENCH_KEEP=1 keeps the database, and
 // BENCH_HUGE_DB=<its name> times the statements on it again without generating (same scale variables);
 // BENCH_HUGE_GENERATE_ONLY=1 generates, keeps and stops; BENCH_HUGE_EXPORT=off skips the export
-// (the better part of an hour at full scale), =only runs it alone.
+// (the better part of an hour at full scale), =only runs it alone; with BENCH_HUGE_MEASURED=<the
+// file a measuring run saved> an export alone completes that run and writes the section.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -232,6 +233,14 @@ async function measure() {
   try {
     const owners = { big: (await sql`select id from users order by username limit 1000`).map((u) => u.id), base: (await base`select id from users order by username limit 1000`).map((u) => u.id) }
     r.list = await compared(base, (db, which) => listLinks(db, owners[which][random(owners[which].length)]))
+    // Where a list's time goes, on each set: 20 owners not among those sampled.
+    r.listProfile = {}
+    for (const [which, db] of [['big', sql], ['base', base]]) {
+      const others = await db`select id from users where username like 'huge%' order by random() limit 20`
+      const plans = []
+      for (const { id } of others) plans.push(await explain(db, db`explain (analyze, buffers, format json) select * from live_links where user_id = ${id} order by id desc`))
+      r.listProfile[which] = { ms: average(plans, 'ms'), ioMs: average(plans, 'ioMs'), read: average(plans, 'read'), hit: average(plans, 'hit') }
+    }
     // Every 50 creates an account's links are deleted, outside the timing (the 50-link cap; each
     // deletion's trigger deletes the link's statistics from every partition).
     const creators = {}
@@ -304,6 +313,10 @@ const peakRss = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self
 
 /** Everything the database holds, as `link-service export` writes it, to nowhere. */
 async function exportAll() {
+  // The peak from here on is the export's own (Linux: "5" resets VmHWM; the walks above held more).
+  try {
+    writeFileSync('/proc/self/clear_refs', '5')
+  } catch {}
   const e0 = performance.now()
   let bytes = 0
   let lines = 0
@@ -316,9 +329,11 @@ async function exportAll() {
 }
 
 const verdict = (ok) => (ok ? 'met' : '**missed**')
+const script = (command) => command.replace(/scripts\/bench\.sh$/, 'node scripts/bench/huge.mjs')
 
 /** The section of docs/performance.md: every row, its target and, where one is missed, where the time goes. */
-function render(r, e, generation) {
+function render(r, e, generation, measured) {
+  const m = measured.settings ?? { rounds: ROUNDS, seconds: SECONDS, samples: SAMPLES }
   const c = r.cold
   const coldRatio = c.big.rps / c.ceiling.rps
   const ratioRange = (xs) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`
@@ -328,7 +343,7 @@ function render(r, e, generation) {
     [`cold redirect over ${n(LINKS)} links through the service (1 MiB cache, ${C_THROUGHPUT} connections): ${n(Math.round(c.big.rps))}/s against the node:http ceiling's ${n(Math.round(c.ceiling.rps))}/s in the same rounds`, `**${coldRatio.toFixed(2)}×** (${ratioRange(c.big.ratios)})`, `p99 ${ms(c.big.p99)} (ceiling ${ms(c.ceiling.p99)})`, '≥ 0.40×, p99 < 20 ms', verdict(coldRatio >= 0.4 && c.big.p99 < 20)],
     [`the same over the base set (${n(BASE.links)} links)`, `${(c.base.rps / c.ceiling.rps).toFixed(2)}× (${ratioRange(c.base.ratios)})`, `p99 ${ms(c.base.p99)}`, '', ''],
     [`its statement: a random code's look-up of ${n(LINKS)}`, `p50 ${ms(r.lookup.p50)}`, `p99 ${ms(r.lookup.p99)}`, '', ''],
-    [`one link's statistics over ${DAYS} days (${r.partitions} partitions a table), ${SAMPLES} reads of 1,000 links`, `p50 ${ms(r.stats.p50)}`, `p99 ${ms(r.stats.p99)}`, 'p99 < 20 ms', verdict(r.stats.p99 < 20)],
+    [`one link's statistics over ${DAYS} days (${r.partitions} partitions a table), ${m.samples} reads of 1,000 links`, `p50 ${ms(r.stats.p50)}`, `p99 ${ms(r.stats.p99)}`, 'p99 < 20 ms', verdict(r.stats.p99 < 20)],
     [`an owner's list (50 links), against the base set's`, `p50 ${ms(r.list.big.p50)} (base ${ms(r.list.base.p50)}): ${within(r.list).toFixed(2)}×`, `p99 ${ms(r.list.big.p99)} (base ${ms(r.list.base.p99)})`, 'within 10%', verdict(within(r.list) <= 1.1)],
     [`a create, against the base set's`, `p50 ${ms(r.create.big.p50)} (base ${ms(r.create.base.p50)}): ${within(r.create).toFixed(2)}×`, `p99 ${ms(r.create.big.p99)} (base ${ms(r.create.base.p99)})`, 'within 10%', verdict(within(r.create) <= 1.1)],
     [`the daily job merging last month's days into one partition (${n(r.merge.rows)} rows, ${r.merge.months} month)`, `${r.merge.seconds.toFixed(1)} s`, '', 'once a month, off the request path', ''],
@@ -350,16 +365,21 @@ function render(r, e, generation) {
   if (!(r.stats.p99 < 20)) {
     why.push(`- **A link's statistics over ${DAYS} days** (target p99 < 20 ms). EXPLAIN ANALYZE with buffers of one busy link never read before: ${ms(sp.cold.ms)}, ${n(sp.cold.read)} pages read from disk in ${ms(sp.cold.ioMs)}; the same read again: ${ms(sp.warm.ms)}, ${n(sp.warm.read)} from disk, ${n(sp.warm.hit)} from memory. The p50 is the warm read (the rows, about ${DAYS * 7} of them, built into the answer); the p99 over many links is the disk. A primary whose memory holds the statistics asked for answers in the p50's time; a per-link rollup would not shorten it, since the answer is per day.`)
   }
-  for (const [label, x] of [['An owner\'s list', r.list], ['A create', r.create]]) {
-    if (within(x) > 1.1) why.push(`- **${label}** (target within 10% of the base set's): the same statement on the base set, in alternating blocks, took ${ms(x.base.p50)} at p50; the difference is the index pages of the bigger set read from disk (the cold redirect's look-up above reads ${lp.read.toFixed(1)} pages on average).`)
+  const pages = (x) => `${ms(x.ms)} a statement, ${x.read.toFixed(1)} pages read from outside shared buffers (${ms(x.ioMs)} of it reading), ${x.hit.toFixed(1)} found in them`
+  const lists = r.listProfile
+  if (within(r.list) > 1.1) {
+    why.push(`- **An owner's list** (target within 10% of the base set's): the statement and the driver's 50 rows are the same on both sets; what differs is where the pages are. ${lists ? `EXPLAIN ANALYZE with buffers of 20 owners not read before: on this set ${pages(lists.big)}; on the base set ${pages(lists.base)}.` : `(The cold redirect's look-up above reads ${lp.read.toFixed(1)} pages from outside shared buffers on average.)`} An owner's links lie on a few pages of a table ten times the size of shared buffers, so a list of an owner not seen lately reads them from the page cache or the disk; on the base set they stay in memory.`)
+  }
+  if (within(r.create) > 1.1) {
+    why.push(`- **A create** (target within 10% of the base set's): the same statement on the base set, in alternating blocks, took ${ms(r.create.base.p50)} at p50; an insert into the primary key of ${n(LINKS)} codes touches index pages that are not in memory (the look-up above reads ${lp.read.toFixed(1)} pages from outside shared buffers on average).`)
   }
   return `## The record-size set
 
 Written by \`BENCH_HUGE=1 npm run bench\` (scripts/bench/huge.mjs) at its own pace: generating the set
 takes the better part of an hour and exporting it as long again, so it is not part of the run above.
 
-- **Command:** \`${commandLine().replace(/scripts\/bench\.sh$/, 'node scripts/bench/huge.mjs')}\`${reuse ? ` on a set generated earlier (\`BENCH_HUGE_DB\`)` : ''}
-- **Date:** ${started.toISOString()} – ${new Date().toISOString()}; service at commit ${commit()}
+- **Command:** ${measured.command === undefined || measured.command === commandLine() ? '' : `\`${script(measured.command)}\`, then `}\`${script(commandLine())}\`${reuse ? ` on a set generated earlier (\`BENCH_HUGE_DB\`)` : ''}
+- **Date:** ${measured.at === started.toISOString() ? `${started.toISOString()} – ${new Date().toISOString()}; service at commit ${commit()}` : `measured ${measured.at} (commit ${measured.commit}), exported ${started.toISOString()} – ${new Date().toISOString()} (commit ${commit()})`}
 - **Set:** ${n(LINKS)} links across ${n(ACCOUNTS)} accounts (50 an account), ${DAYS} days of statistics for the ${n(BUSY)} busiest
   (${n(BUSY * DAYS)} day rows and ${n(BUSY * DAYS * 6)} referrer and breakdown rows), generated inside PostgreSQL (${gen}),
   laid out as the daily job keeps it: finished months merged into one partition each, the current and last month in days.
@@ -371,8 +391,8 @@ takes the better part of an hour and exporting it as long again, so it is not pa
 | --- | --- | --- | --- | --- |
 ${rows.map((row) => `| ${row.join(' | ')} |`).join('\n')}
 
-The statements are the service's own (dist/), each timed ${SAMPLES} times from one connection; the cold
-redirect is ${ROUNDS} rounds of ${SECONDS} s, each arm (the service on each set, the ceiling) once a round.
+The statements are the service's own (dist/), each timed ${m.samples} times from one connection; the cold
+redirect is ${m.rounds} rounds of ${m.seconds} s, each arm (the service on each set, the ceiling) once a round.
 docs/scale.md says what these figures mean for one primary.
 ${why.length ? `\nWhere the time goes in the targets missed:\n\n${why.join('\n\n')}\n` : '\nEvery target was met in this run.\n'}`
 }
@@ -381,13 +401,22 @@ try {
   if (reuse === undefined) await generate()
   if (generateOnly) say(`kept: BENCH_HUGE_DB=${name}`)
   else {
-    const r = exportMode === 'only' ? undefined : await measure()
-    if (r) say(JSON.stringify(r, null, 1))
+    // An export alone may complete a measuring run of the same set: BENCH_HUGE_MEASURED names the
+    // file that run saved its results to.
+    const earlier = process.env.BENCH_HUGE_MEASURED
+    let measured = earlier === undefined ? undefined : JSON.parse(readFileSync(earlier, 'utf8'))
+    if (exportMode !== 'only') {
+      measured = { at: started.toISOString(), commit: commit(), command: commandLine(), settings: { rounds: ROUNDS, seconds: SECONDS, samples: SAMPLES }, r: await measure() }
+      const saved = join(tmpdir(), `bench-huge-${name}-measured.json`)
+      writeFileSync(saved, JSON.stringify(measured, null, 1))
+      say(`${JSON.stringify(measured.r, null, 1)}\nsaved: BENCH_HUGE_MEASURED=${saved}`)
+    }
+    const r = measured?.r
     const e = exportMode === 'off' ? undefined : await exportAll()
     if (e) say(`export: ${n(e.rows)} rows, ${(e.bytes / 2 ** 30).toFixed(2)} GiB in ${e.seconds.toFixed(1)} s, peak RSS ${e.rssMb.toFixed(0)} MB`)
     if (r && e) {
       const generation = await sql`select step, seconds from bench_huge_generation order by at`.catch(() => [])
-      const section = render(r, e, generation)
+      const section = render(r, e, generation, measured)
       say(`\n${section}`)
       if (ISSUE_SCALE) {
         const file = join(ROOT, 'docs', 'performance.md')
