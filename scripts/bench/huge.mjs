@@ -15,8 +15,8 @@
 // Generating the full set takes the better part of an hour: BENCH_KEEP=1 keeps the database, and
 // BENCH_HUGE_DB=<its name> times the statements on it again without generating (same scale variables);
 // BENCH_HUGE_GENERATE_ONLY=1 generates, keeps and stops; BENCH_HUGE_EXPORT=off skips the export
-// (the better part of an hour at full scale), =only runs it alone; with BENCH_HUGE_MEASURED=<the
-// file a measuring run saved> an export alone completes that run and writes the section.
+// (the better part of an hour at full scale), =only runs it alone: with BENCH_HUGE_MEASURED=<the
+// file a measuring run saved> it completes that run and writes the section (=saved: from the file).
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -332,7 +332,7 @@ const verdict = (ok) => (ok ? 'met' : '**missed**')
 const script = (command) => command.replace(/scripts\/bench\.sh$/, 'node scripts/bench/huge.mjs')
 
 /** The section of docs/performance.md: every row, its target and, where one is missed, where the time goes. */
-function render(r, e, generation, measured) {
+function render(r, e, generation, measured, exported) {
   const m = measured.settings ?? { rounds: ROUNDS, seconds: SECONDS, samples: SAMPLES }
   const c = r.cold
   const coldRatio = c.big.rps / c.ceiling.rps
@@ -358,12 +358,12 @@ function render(r, e, generation, measured) {
   if (!(coldRatio >= 0.4 && c.big.p99 < 20)) {
     const baseRatio = c.base.rps / c.ceiling.rps
     const memory = lp.read >= 0.5
-      ? `reads ${lp.read.toFixed(1)} pages from disk on average (EXPLAIN ANALYZE with buffers of 50 random codes: ${ms(lp.ms)} a statement, ${ms(lp.ioMs)} of it reading): the index and rows of ${n(LINKS)} links do not stay in 128 MB of shared buffers`
+      ? `reads ${lp.read.toFixed(1)} pages from outside shared buffers (the page cache or the disk) on average (EXPLAIN ANALYZE with buffers of 50 random codes: ${ms(lp.ms)} a statement, ${ms(lp.ioMs)} of it reading): the index and rows of ${n(LINKS)} links do not stay in 128 MB of shared buffers`
       : `finds its pages in memory (EXPLAIN ANALYZE with buffers of 50 random codes: ${lp.read.toFixed(1)} pages from disk on average, ${ms(lp.ms)} a statement)`
-    why.push(`- **Cold redirect** (target ≥ 0.40×, p99 < 20 ms). The same walk over the base set ran at ${baseRatio.toFixed(2)}× in the same rounds: going from ${n(BASE.links)} to ${n(LINKS)} links costs ${(100 * (1 - c.big.rps / c.base.rps)).toFixed(0)}% of the rate, and the rest of the gap to the ceiling is each miss's work (docs/profile.md, "cold redirect": the service's CPU per cold redirect several times the ceiling's, PostgreSQL's as much again, on the cores wrk uses). At this size a look-up ${memory}. The ceiling's own p99 (${ms(c.ceiling.p99)}) is wrk's and the machine's at ${C_THROUGHPUT} connections: the p99 target cannot be told apart from it here. More memory for PostgreSQL (shared_buffers, the page cache) and a larger CACHE_MAX_BYTES are the operator's levers.`)
+    why.push(`- **Cold redirect** (target ≥ 0.40×, p99 < 20 ms). The same walk over the base set ran at ${baseRatio.toFixed(2)}× in the same rounds: going from ${n(BASE.links)} to ${n(LINKS)} links costs ${(100 * (1 - c.big.rps / c.base.rps)).toFixed(0)}% of the rate, and the rest of the gap to the ceiling is each miss's work (docs/profile.md, "cold redirect": the service's CPU per cold redirect several times the ceiling's, PostgreSQL's as much again, on the cores wrk uses). At this size a look-up ${memory}. ${c.ceiling.p99 >= 20 ? `The ceiling's own p99 (${ms(c.ceiling.p99)}) is wrk's and the machine's at ${C_THROUGHPUT} connections: the p99 target cannot be told apart from it here.` : `The p99 (${ms(c.big.p99)}, ${ms(c.base.p99)} on the base set, the ceiling's ${ms(c.ceiling.p99)}) is the misses waiting: a cold walk makes every flush thousands of distinct links, built and written while the misses' reads queue for the pool (the 1M set's "cold redirect p99" above).`} More memory for PostgreSQL (shared_buffers, the page cache) and a larger CACHE_MAX_BYTES are the operator's levers.`)
   }
   if (!(r.stats.p99 < 20)) {
-    why.push(`- **A link's statistics over ${DAYS} days** (target p99 < 20 ms). EXPLAIN ANALYZE with buffers of one busy link never read before: ${ms(sp.cold.ms)}, ${n(sp.cold.read)} pages read from disk in ${ms(sp.cold.ioMs)}; the same read again: ${ms(sp.warm.ms)}, ${n(sp.warm.read)} from disk, ${n(sp.warm.hit)} from memory. The p50 is the warm read (the rows, about ${DAYS * 7} of them, built into the answer); the p99 over many links is the disk. A primary whose memory holds the statistics asked for answers in the p50's time; a per-link rollup would not shorten it, since the answer is per day.`)
+    why.push(`- **A link's statistics over ${DAYS} days** (target p99 < 20 ms). EXPLAIN ANALYZE with buffers of one busy link never read before: ${ms(sp.cold.ms)}, ${n(sp.cold.read)} pages read from disk in ${ms(sp.cold.ioMs)}; the same read again: ${ms(sp.warm.ms)}, ${n(sp.warm.read)} from disk, ${n(sp.warm.hit)} from memory. The p50 is the warm read (the rows, about ${n(DAYS * 7)} of them, built into the answer); the p99 over many links is the disk. A primary whose memory holds the statistics asked for answers in the p50's time; a per-link rollup would not shorten it, since the answer is per day.`)
   }
   const pages = (x) => `${ms(x.ms)} a statement, ${x.read.toFixed(1)} pages read from outside shared buffers (${ms(x.ioMs)} of it reading), ${x.hit.toFixed(1)} found in them`
   const lists = r.listProfile
@@ -376,16 +376,16 @@ function render(r, e, generation, measured) {
   return `## The record-size set
 
 Written by \`BENCH_HUGE=1 npm run bench\` (scripts/bench/huge.mjs) at its own pace: generating the set
-takes the better part of an hour and exporting it as long again, so it is not part of the run above.
+and exporting it take tens of minutes each, so it is not part of the run above.
 
-- **Command:** ${measured.command === undefined || measured.command === commandLine() ? '' : `\`${script(measured.command)}\`, then `}\`${script(commandLine())}\`${reuse ? ` on a set generated earlier (\`BENCH_HUGE_DB\`)` : ''}
-- **Date:** ${measured.at === started.toISOString() ? `${started.toISOString()} – ${new Date().toISOString()}; service at commit ${commit()}` : `measured ${measured.at} (commit ${measured.commit}), exported ${started.toISOString()} – ${new Date().toISOString()} (commit ${commit()})`}
+- **Command:** \`${script(measured.command)}\`${exported.command === measured.command ? '' : `, then \`${script(exported.command)}\``}${reuse ? ' on a set generated earlier (`BENCH_HUGE_DB`)' : ''}
+- **Date:** ${exported.command === measured.command ? `${measured.at} – ${exported.end}; service at commit ${measured.commit}` : `measured ${measured.at} (commit ${measured.commit}), exported ${exported.at} – ${exported.end} (commit ${exported.commit})`}
 - **Set:** ${n(LINKS)} links across ${n(ACCOUNTS)} accounts (50 an account), ${DAYS} days of statistics for the ${n(BUSY)} busiest
   (${n(BUSY * DAYS)} day rows and ${n(BUSY * DAYS * 6)} referrer and breakdown rows), generated inside PostgreSQL (${gen}),
   laid out as the daily job keeps it: finished months merged into one partition each, the current and last month in days.
   The base set, made alongside for the comparisons: ${n(BASE.links)} links across ${n(BASE.accounts)} accounts.
 - **Database:** PostgreSQL with its default settings (128 MB of shared buffers), on the same machine
-- **Machine:** ${(({ cores, cpu, memory, kernel, load }) => `${cores} cores (${cpu}), ${memory} memory, ${kernel}; load average ${load}`)(machine(load0))}
+- **Machine:** ${(({ cores, cpu, memory, kernel, load }) => `${cores} cores (${cpu}), ${memory} memory, ${kernel}; load average ${load}`)(measured.machine ?? machine(load0))}
 
 | Figure | Median / p50 | p99 | Target | Verdict |
 | --- | --- | --- | --- | --- |
@@ -401,22 +401,31 @@ try {
   if (reuse === undefined) await generate()
   if (generateOnly) say(`kept: BENCH_HUGE_DB=${name}`)
   else {
-    // An export alone may complete a measuring run of the same set: BENCH_HUGE_MEASURED names the
-    // file that run saved its results to.
-    const earlier = process.env.BENCH_HUGE_MEASURED
-    let measured = earlier === undefined ? undefined : JSON.parse(readFileSync(earlier, 'utf8'))
-    if (exportMode !== 'only') {
-      measured = { at: started.toISOString(), commit: commit(), command: commandLine(), settings: { rounds: ROUNDS, seconds: SECONDS, samples: SAMPLES }, r: await measure() }
-      const saved = join(tmpdir(), `bench-huge-${name}-measured.json`)
-      writeFileSync(saved, JSON.stringify(measured, null, 1))
-      say(`${JSON.stringify(measured.r, null, 1)}\nsaved: BENCH_HUGE_MEASURED=${saved}`)
+    // The results go to a file (printed), so that a run may complete another of the same set:
+    // BENCH_HUGE_MEASURED names it; with it, =only exports and writes the section, and =saved
+    // writes the section from the file alone.
+    let file = process.env.BENCH_HUGE_MEASURED
+    let measured = file === undefined ? undefined : JSON.parse(readFileSync(file, 'utf8'))
+    if (exportMode !== 'only' && exportMode !== 'saved') {
+      measured = { at: started.toISOString(), commit: commit(), command: commandLine(), settings: { rounds: ROUNDS, seconds: SECONDS, samples: SAMPLES }, r: await measure(), machine: machine(load0) }
+      file = join(tmpdir(), `bench-huge-${name}-measured.json`)
+      writeFileSync(file, JSON.stringify(measured, null, 1))
+      say(`${JSON.stringify(measured.r, null, 1)}\nsaved: BENCH_HUGE_MEASURED=${file}`)
+    }
+    if (exportMode !== 'off' && exportMode !== 'saved') {
+      const e = await exportAll()
+      say(`export: ${n(e.rows)} rows, ${(e.bytes / 2 ** 30).toFixed(2)} GiB in ${e.seconds.toFixed(1)} s, peak RSS ${e.rssMb.toFixed(0)} MB`)
+      const exported = { at: started.toISOString(), end: new Date().toISOString(), commit: commit(), command: commandLine(), e }
+      if (measured !== undefined) {
+        measured.exported = exported
+        writeFileSync(file, JSON.stringify(measured, null, 1))
+      }
     }
     const r = measured?.r
-    const e = exportMode === 'off' ? undefined : await exportAll()
-    if (e) say(`export: ${n(e.rows)} rows, ${(e.bytes / 2 ** 30).toFixed(2)} GiB in ${e.seconds.toFixed(1)} s, peak RSS ${e.rssMb.toFixed(0)} MB`)
+    const e = measured?.exported?.e
     if (r && e) {
       const generation = await sql`select step, seconds from bench_huge_generation order by at`.catch(() => [])
-      const section = render(r, e, generation, measured)
+      const section = render(r, e, generation, measured, measured.exported)
       say(`\n${section}`)
       if (ISSUE_SCALE) {
         const file = join(ROOT, 'docs', 'performance.md')
