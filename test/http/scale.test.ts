@@ -31,9 +31,15 @@ if (why !== undefined) {
 
   test.before(async (ctx) => {
     ctx.servers = []
-    ctx.cluster = await startCluster({ nodes: 3, nodeEnv: { ...TEST_ENV, LOG_LEVEL: 'warn' } })
-    ctx.state = ctx.cluster.state
-    ctx.user = await newUser(ctx.state.urls.balancer!)
+    try {
+      ctx.cluster = await startCluster({ nodes: 3, nodeEnv: { ...TEST_ENV, LOG_LEVEL: 'warn' } })
+      ctx.state = ctx.cluster.state
+      ctx.user = await newUser(ctx.state.urls.balancer!)
+    } catch (err) {
+      // uvu swallows what a before hook throws (the suite shows "(0 / 6)"): say it here.
+      process.stdout.write(`scale.test: the cluster did not start: ${err instanceof Error ? err.stack : String(err)}\n`)
+      throw err
+    }
   })
   test.after(async (ctx) => {
     await Promise.all((ctx.servers ?? []).map((s) => s.close()))
