@@ -15,7 +15,7 @@ import { WEBHOOK_CHANNEL } from '../db/channels.js'
 import type { Sql } from '../db/types.js'
 import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
-import { announceExpired, claimDue, deleteOldDeliveries, LEASE_SECONDS, recordAttempts, releaseClaims, type Attempt, type Claimed } from './queries.js'
+import { announceExpired, ATTEMPT_SECONDS, claimDue, deleteOldDeliveries, LEASE_SECONDS, recordAttempts, releaseClaims, type Attempt, type Claimed } from './queries.js'
 import { settlesWithin } from '../time-limit.js'
 import { postWebhook } from './send.js'
 import { sign } from './signature.js'
@@ -31,17 +31,14 @@ const STOP_WAIT_MS = 1_000
 const CLAIM_AHEAD_MS = 1_000
 /** and takes at most this many rows */
 export const MAX_CLAIM = 100
-/** An attempt's longest: the request's 10 s, then recording it within the database's 5 s, with a margin */
-const ATTEMPT_MS = 16_000
-
 /** Rows to claim: the free slots at least, and what `pacePerSecond` sends in CLAIM_AHEAD_MS, up to MAX_CLAIM. */
 export function claimSize(free: number, pacePerSecond: number): number {
-  return Math.min(MAX_CLAIM, Math.max(free, Math.floor((pacePerSecond * CLAIM_AHEAD_MS) / 1000)))
+  return Math.max(free, Math.min(MAX_CLAIM, Math.floor((pacePerSecond * CLAIM_AHEAD_MS) / 1000)))
 }
 
 /** Whether a delivery claimed at `claimedAt` may still start: its lease must outlast a whole attempt. */
 export function startable(claimedAt: number, now: number): boolean {
-  return now - claimedAt <= LEASE_SECONDS * 1000 - ATTEMPT_MS
+  return now - claimedAt <= (LEASE_SECONDS - ATTEMPT_SECONDS) * 1000
 }
 
 export class WebhookDeliverer {
@@ -100,13 +97,7 @@ export class WebhookDeliverer {
   wake(): void {
     if (this.#stopped) return
     const now = performance.now()
-    const stale: Claimed[] = []
-    while (this.#running < this.config.concurrency && this.#queue.length > 0) {
-      const { claim, at } = this.#queue.shift()!
-      if (startable(at, now)) this.#track(this.#deliver(claim))
-      else stale.push(claim)
-    }
-    this.#release(stale)
+    this.#startQueued(now)
     const free = this.config.concurrency - this.#running
     // A claim is a statement: with requests under way, it waits until half the slots are free.
     if (this.#queue.length > 0 || free <= 0 || (this.#running > 0 && free < this.config.concurrency / 2)) return
@@ -119,10 +110,12 @@ export class WebhookDeliverer {
     claimDue(this.sql, limit).then(
       (claimed) => {
         this.#claiming = false
+        if (this.#stopped) return this.#release(claimed) // a claim that ended after the stop
         const at = performance.now()
         for (const claim of claimed) this.#queue.push({ claim, at })
+        this.#startQueued(at)
         // A full claim may have left more behind; a notice during the claim may be new work.
-        if (this.#again || claimed.length === limit || this.#queue.length > 0) {
+        if (this.#again || claimed.length === limit) {
           this.#again = false
           setImmediate(() => this.wake())
         }
@@ -132,6 +125,17 @@ export class WebhookDeliverer {
         this.log.warn('claiming webhook deliveries failed; retrying at the next poll', { err })
       },
     )
+  }
+
+  /** Starts queued deliveries into the free slots; one whose lease no longer covers an attempt is given back. */
+  #startQueued(now: number): void {
+    const stale: Claimed[] = []
+    while (this.#running < this.config.concurrency && this.#queue.length > 0) {
+      const { claim, at } = this.#queue.shift()!
+      if (startable(at, now)) this.#track(this.#deliver(claim))
+      else stale.push(claim)
+    }
+    this.#release(stale)
   }
 
   #track(p: Promise<void>): void {

@@ -6,10 +6,9 @@ import type { Sql, Tx } from '../db/types.js'
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5
 /** Failing this long, an endpoint is turned off. */
 export const DISABLE_AFTER_DAYS = 5
-/**
- * Longer than an attempt may take (the request's 10 s, then recording it within the database's
- * 5 s time limit): past it, the sender is taken for dead and another node may send.
- */
+/** An attempt's longest: the request's 10 s (send.ts), then recording it within the database's 5 s, with a margin. */
+export const ATTEMPT_SECONDS = 16
+/** Longer than an attempt may take: past it, the sender is taken for dead and another node may send. */
 export const LEASE_SECONDS = 20
 
 export interface WebhookRow {
