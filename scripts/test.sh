@@ -33,12 +33,13 @@ if [ "$status" -ne 0 ]; then
 fi
 # uvu swallows an error thrown by a suite's before hook: the suite shows "(0 / N)" and the run
 # passes. Said last, so that it is seen: tests counted that neither passed nor were skipped.
-count() { sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -a -E "^  $1: " | tail -1 | awk '{print $2}' || true; }
+plain() { sed 's/\x1b\[[0-9;]*m//g' "$log"; } # without the colours
+count() { plain | grep -a -E "^  $1: " | tail -1 | awk '{print $2}' || true; }
 total=$(count Total)
 passed=$(count Passed)
 skipped=$(count Skipped)
 if [ "$status" -eq 0 ] && [ -n "$total" ] && [ $((${passed:-0} + ${skipped:-0})) -lt "$total" ]; then
   echo "npm test: WARNING: $((total - ${passed:-0} - ${skipped:-0})) of $total tests did not run: a suite's before hook threw. Its suite:"
-  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -a -E '\(0 / [1-9]' || true
+  plain | grep -a -E '\(0 / [1-9]' || true
 fi
 exit "$status"

@@ -27,7 +27,7 @@ import { exportDatabase } from '../../dist/admin/export.js'
 import { migrate } from '../../dist/db/migrate.js'
 import { findLocations, insertLink, listLinks } from '../../dist/links/queries.js'
 import { readStats, runStatsJob } from '../../dist/links/stats-queries.js'
-import { median, ROOT, runWrk } from './lib.mjs'
+import { median, ROOT, runWrk, treeMemory } from './lib.mjs'
 import { C_THROUGHPUT, SMALL_CACHE_BYTES } from './options.mjs'
 import { start, stop } from './processes.mjs'
 import { commandLine, commit, machine, withRecordSize } from './report.mjs'
@@ -231,7 +231,12 @@ async function measure() {
 
   const base = await makeBase()
   try {
-    const owners = { big: (await sql`select id from users order by username limit 1000`).map((u) => u.id), base: (await base`select id from users order by username limit 1000`).map((u) => u.id) }
+    // The owners timed: 1,000, or half of a small set's, so that others remain for the profile below.
+    const ownersTimed = (accounts) => Math.min(1000, Math.floor(accounts / 2))
+    const owners = {
+      big: (await sql`select id from users order by username limit ${ownersTimed(ACCOUNTS)}`).map((u) => u.id),
+      base: (await base`select id from users order by username limit ${ownersTimed(BASE.accounts)}`).map((u) => u.id),
+    }
     r.list = await compared(base, (db, which) => listLinks(db, owners[which][random(owners[which].length)]))
     // Where a list's time goes, on each set: 20 owners not among those sampled.
     r.listProfile = {}
@@ -309,7 +314,8 @@ async function measure() {
   return r
 }
 
-const peakRss = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024
+/** This process's peak RSS (VmHWM), in MB */
+const peakRss = () => treeMemory(process.pid).hwm / 2 ** 20
 
 /** Everything the database holds, as `link-service export` writes it, to nowhere. */
 async function exportAll() {
