@@ -1,7 +1,8 @@
-// npm ci/install runs this (package.json "postinstall"): it mends three defects of the `postgres`
-// driver 3.4.9 that are unfixed upstream (porsager/postgres #1066, #1154, #1208; PRs #1168, #1209).
-// docs/decisions.md says what, why, and when to drop it. No dependency: four literal edits to
-// each of the driver's three builds, checked so that a different version fails loudly.
+// npm ci/install runs this (package.json "postinstall"): it mends four defects of the `postgres`
+// driver 3.4.9 that are unfixed upstream (porsager/postgres #1066, #1154, #1208, #1119/#1181;
+// PRs #1168, #1209, #1120/#1190). docs/decisions.md says what, why, and when to drop it. No
+// dependency: five literal edits to each of the driver's three builds, checked so that a
+// different version fails loudly.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -46,6 +47,12 @@ const edits = [
     to: `        return fetchArrayTypes().catch(() => {}) // ${MARK}: the opening query carries the error\n`,
     count: 1,
   },
+  {
+    why: "the row counter was reset only by CommandComplete: a statement that failed after sending rows (an error on a later row, or its connection terminated) left it standing, and the connection's next statement resolved with that many holes before its own rows (no row found, or a TypeError on the hole)",
+    from: '    query = results = errorResponse = null\n    result = new Result()\n',
+    to: `    query = results = errorResponse = null\n    result = new Result()\n    rows = 0 // ${MARK}: the next statement's rows start at 0\n`,
+    count: 1,
+  },
 ]
 
 let pkg
@@ -74,4 +81,4 @@ for (const build of ['src', 'cjs/src', 'cf/src']) {
   }
   if (text !== before) writeFileSync(file, text)
 }
-console.log(`patch-postgres: postgres ${VERSION} is patched (nextWrite after close, the array-type query)`)
+console.log(`patch-postgres: postgres ${VERSION} is patched (nextWrite after close, the array-type query, the row counter)`)

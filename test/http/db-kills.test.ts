@@ -61,12 +61,11 @@ if (why !== undefined) {
         assert.not.ok(exited, `the service exited; ${srv.logSoFar()}`)
         assert.not.ok(srv.lines.some((l) => l.msg === 'worker died; restarting it'), srv.logSoFar())
         assert.ok((statuses.get(302) ?? 0) > 0, `some redirects were served: ${JSON.stringify([...statuses])}`)
-        // 401 is let through: about one request in thousands, with connections killed this often,
-        // is refused as if its session were unknown. A known, open bug (docs/reliability.md); this
-        // test's rule is that nothing exits and nothing else fails.
-        // An answer outside these says what the service logged at error level (a 500's cause).
+        // No valid session is refused (401) and nothing fails: a statement after one cut mid-rows
+        // once came back with holes (test/http/driver-rows.test.ts). An answer outside these says
+        // what the service logged at error level (a 500's cause).
         const errors = () => srv.lines.filter((l) => (l as { level?: string }).level === 'error').slice(-5).map((l) => JSON.stringify(l)).join('\n')
-        for (const status of statuses.keys()) assert.ok([201, 302, 401, 409, 503].includes(status), `only answers (a link limit among them) or 503: ${JSON.stringify([...statuses])}; errors logged:\n${errors()}`)
+        for (const status of statuses.keys()) assert.ok([201, 302, 409, 503].includes(status), `only answers (a link limit among them) or 503: ${JSON.stringify([...statuses])}; errors logged:\n${errors()}`)
         // It recovers by itself once the kills stop (a busy machine may take a while: each worker's
         // pool watchdog, the change feed's back-off, five seconds of failed link writes).
         let last = ''
