@@ -70,22 +70,27 @@ export class LocationLoader {
     const batch = this.#pending
     this.#pending = new Map()
     const codes = [...batch.keys()]
-    this.#find(codes).then(
-      (rows) => {
+    // Whatever fails here, reading the rows included, reaches the waiters: a throw in a callback
+    // of its own would be a rejection nobody handles, and the process would end.
+    this.#find(codes)
+      .then((rows) => {
         this.circuit?.succeeded()
-        const found = new Map(
+        return new Map(
           rows.map((r) => [
             r.code,
             { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, card: cardOf(r), rules: rulesOf(r.rules), exhausted: r.exhausted, disabled: r.disabled },
           ]),
         )
-        for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
-      },
-      (err: unknown) => {
-        this.circuit?.settled(err)
-        for (const waiters of batch.values()) for (const w of waiters) w.reject(err)
-      },
-    )
+      })
+      .then(
+        (found) => {
+          for (const [code, waiters] of batch) for (const w of waiters) w.resolve(found.get(code))
+        },
+        (err: unknown) => {
+          this.circuit?.settled(err)
+          for (const waiters of batch.values()) for (const w of waiters) w.reject(err)
+        },
+      )
   }
 
   /** On a replica what it may answer; on the primary the rest, and what the replica did not know (it may lag). */

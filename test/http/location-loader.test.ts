@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert'
 import { LocationLoader } from '../../src/links/location-loader.js'
 import { newLink, newUser } from '../helpers/api.js'
 import { serverSuite } from '../helpers/server.js'
+import { sleep } from '../helpers/wait.js'
 
 const test = serverSuite('LocationLoader')
 
@@ -52,6 +53,23 @@ test('a deleted link is not found', async ({ srv }) => {
   const link = await newLink(srv.url, user.token)
   await srv.service.db.sql`update links set user_id = null, url = null, location = null, deleted_at = now() where code = ${link.code}`
   assert.is(await new LocationLoader(srv.service.db.sql).load(link.code), undefined)
+})
+
+test('an answer that cannot be read rejects its callers; nothing escapes to end the process', async () => {
+  // A result with a hole where a row should be (the driver once gave them: docs/reliability.md).
+  const holed = (() => Promise.resolve(Object.assign([], { length: 1 }))) as unknown as ConstructorParameters<typeof LocationLoader>[0]
+  const escaped: unknown[] = []
+  const record = (err: unknown) => escaped.push(err)
+  process.on('unhandledRejection', record)
+  try {
+    const settled = new LocationLoader(holed).load('Abcdefgh').then(() => 'resolved', (e: unknown) => e)
+    const err = await Promise.race([settled, sleep(2_000).then(() => 'never settled')])
+    assert.instance(err, TypeError)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(escaped, [])
+  } finally {
+    process.off('unhandledRejection', record)
+  }
 })
 
 test('a batch reaching 500 codes is sent at once, without waiting for the turn to end', async ({ srv }) => {
