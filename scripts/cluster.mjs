@@ -5,11 +5,12 @@
 // and HAProxy in front of them. Everything on ports and in a folder of its own; `down` stops and
 // removes all of it. Run as root, the database processes run as the postgres user.
 //
-//   npm run build && node scripts/cluster.mjs up [--nodes 3] [--port 55400] [--dir /tmp/link-service-cluster]
+//   npm run build && node scripts/cluster.mjs up [--nodes 3] [--port 22200] [--dir /tmp/link-service-cluster]
 //   node scripts/cluster.mjs down [--dir /tmp/link-service-cluster]
 //
 // Ports from --port (P): primary P, standby P+1, replica P+2, PgBouncer P+3, HAProxy P+4, nodes
-// P+10.. . `up` prints the URLs as JSON and leaves cluster.json in the folder for `down`; a failed
+// P+10.. . The default lies below Linux's ephemeral range (32768-60999), where a port can be
+// taken at any moment by a connection's own end or a server on port 0. `up` prints the URLs as JSON and leaves cluster.json in the folder for `down`; a failed
 // `up` removes what it started. Tests and scripts import up/down/stopPrimary/promoteStandby.
 import { spawn, execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, chownSync, openSync } from 'node:fs'
@@ -45,7 +46,7 @@ export function layout(port, nodes = 0) {
  * `server`: their entry (dist/server.js); `nodeEnv`: their settings beyond the URLs.
  * On failure, what was started is stopped and the folder removed, and the error thrown.
  */
-export async function up({ port = 55400, dir = join(tmpdir(), 'link-service-cluster'), nodes = 0, server = 'dist/server.js', nodeEnv = {}, balancer = nodes > 0 } = {}) {
+export async function up({ port = 22200, dir = join(tmpdir(), 'link-service-cluster'), nodes = 0, server = 'dist/server.js', nodeEnv = {}, balancer = nodes > 0 } = {}) {
   if (existsSync(join(dir, 'cluster.json'))) throw new Error(`${dir} holds a cluster already: run "down" first`)
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true, mode: 0o755 })
@@ -163,7 +164,16 @@ function pgConf(port, dir) {
 
 function startPg(state, data) {
   state.dataDirs.push(data)
-  runPg(`${PG_BIN}/pg_ctl`, ['start', '-w', '-t', '60', '-D', data, '-l', `${data}.log`])
+  try {
+    runPg(`${PG_BIN}/pg_ctl`, ['start', '-w', '-t', '60', '-D', data, '-l', `${data}.log`])
+  } catch (err) {
+    // pg_ctl says only "examine the log", and a failed up() removes the folder with the log in it.
+    let log = ''
+    try {
+      log = readFileSync(`${data}.log`, 'utf8').trim().split('\n').slice(-10).join('\n')
+    } catch {}
+    throw new Error(`${err.message.trim()}\n${data}.log:\n${log}`)
+  }
 }
 
 function stopPg(data) {
@@ -272,12 +282,12 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   }
   const dir = resolve(opt('dir', join(tmpdir(), 'link-service-cluster')))
   if (command === 'up') {
-    const state = await up({ dir, port: Number(opt('port', 55400)), nodes: Number(opt('nodes', 3)), server: opt('server', 'dist/server.js') })
+    const state = await up({ dir, port: Number(opt('port', 22200)), nodes: Number(opt('nodes', 3)), server: opt('server', 'dist/server.js') })
     process.stdout.write(`${JSON.stringify(state.urls, null, 2)}\n`)
   } else if (command === 'down') {
     down(dir)
   } else {
-    process.stderr.write('usage: node scripts/cluster.mjs up [--nodes 3] [--port 55400] [--dir DIR] [--server dist/server.js] | down [--dir DIR]\n')
+    process.stderr.write('usage: node scripts/cluster.mjs up [--nodes 3] [--port 22200] [--dir DIR] [--server dist/server.js] | down [--dir DIR]\n')
     process.exit(2)
   }
 }

@@ -8,7 +8,7 @@
 // FAULT_REFUSE_S (10) sets how long the database refuses connections; FAULT_CLIENTS (16) the load.
 //
 // `node scripts/fault.mjs failover` runs the failover drill instead (scripts/failover-drill.mjs):
-// a cluster of its own (scripts/cluster.mjs, FAULT_CLUSTER_PORT 55500, two nodes on the
+// a cluster of its own (scripts/cluster.mjs, FAULT_CLUSTER_PORT 22300, two nodes on the
 // multi-host URL), the primary killed under writes and the standby promoted; it reports downtime
 // and acknowledged writes lost, and exits 1 when a node exited or the drill's bounds were missed.
 import { spawn } from 'node:child_process'
@@ -24,7 +24,7 @@ if (process.argv[2] === 'failover') {
   const { failoverDrill, formatReport } = await import('./failover-drill.mjs')
   const dir = mkdtempSync(join(tmpdir(), 'link-service-failover-'))
   process.once('exit', () => cluster.down(dir))
-  const port = Number(process.env.FAULT_CLUSTER_PORT ?? 55500)
+  const port = Number(process.env.FAULT_CLUSTER_PORT ?? 22300)
   const urls = cluster.layout(port)
   const state = await cluster.up({ port, dir, nodes: 2, nodeEnv: { DATABASE_URL: urls.failover, DATABASE_LISTEN_URL: '', DATABASE_PREPARE: 'on', ACCESS_LOG: 'off', LINK_CREATE_PER_MINUTE: '100000' } })
   const report = await failoverDrill({

@@ -32,14 +32,16 @@ if [ "$status" -ne 0 ]; then
   grep -a -E '^  (Total|Passed|Skipped): ' "$log" || true
 fi
 # uvu swallows an error thrown by a suite's before hook: the suite shows "(0 / N)" and the run
-# passes. Said last, so that it is seen: tests counted that neither passed nor were skipped.
+# passes. Tests counted that neither passed nor were skipped fail the run, said last so that it
+# is seen.
 plain() { sed 's/\x1b\[[0-9;]*m//g' "$log"; } # without the colours
 count() { plain | grep -a -E "^  $1: " | tail -1 | awk '{print $2}' || true; }
 total=$(count Total)
 passed=$(count Passed)
 skipped=$(count Skipped)
 if [ "$status" -eq 0 ] && [ -n "$total" ] && [ $((${passed:-0} + ${skipped:-0})) -lt "$total" ]; then
-  echo "npm test: WARNING: $((total - ${passed:-0} - ${skipped:-0})) of $total tests did not run: a suite's before hook threw. Its suite:"
+  echo "npm test: failed: $((total - ${passed:-0} - ${skipped:-0})) of $total tests did not run: a suite's before hook threw (its error is above). Its suite:"
   plain | grep -a -E '\(0 / [1-9]' || true
+  status=1
 fi
 exit "$status"

@@ -7,7 +7,7 @@
 //
 //   npm run build && node scripts/bench/cluster.mjs
 //
-// BENCH_SECONDS (8) per point, BENCH_ROUNDS (3), BENCH_CLUSTER_PORT (55600). Every process it
+// BENCH_SECONDS (8) per point, BENCH_ROUNDS (3), BENCH_CLUSTER_PORT (22400). Every process it
 // starts is stopped and its folder removed, on failure too. Prints Markdown.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir, availableParallelism } from 'node:os'
@@ -18,7 +18,7 @@ import { median, runWrk, sleep } from './lib.mjs'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
-const port = Number(process.env.BENCH_CLUSTER_PORT ?? 55600)
+const port = Number(process.env.BENCH_CLUSTER_PORT ?? 22400)
 const dir = mkdtempSync(join(tmpdir(), 'link-service-bench-cluster-'))
 process.once('exit', () => down(dir))
 process.once('SIGINT', () => process.exit(130))

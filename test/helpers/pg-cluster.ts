@@ -1,8 +1,10 @@
 // A cluster of its own for the tests of replicas, the pooler and failover: scripts/cluster.mjs
 // (primary, synchronous standby, read replica, PgBouncer; service nodes and HAProxy on request),
-// in a fresh folder, on TEST_CLUSTER_PORT and the 20 ports after it (by default one of 55400,
-// 55420 ... 56180, picked by process id, so that two test runs on one machine do not collide). Whatever happens, the
-// test process takes it down when it exits.
+// in a fresh folder, on TEST_CLUSTER_PORT and the 20 ports after it (by default one of 21400,
+// 21420 ... 22180, picked by process id, so that two test runs on one machine do not collide).
+// Below Linux's ephemeral range (32768-60999): a port there may be taken, when the cluster
+// starts, by any test's server on port 0 or a client connection's own end, and PostgreSQL then
+// cannot bind it. Whatever happens, the test process takes it down when it exits.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -70,6 +72,14 @@ export async function startCluster(opts: { nodes?: number; nodeEnv?: Record<stri
   }
   // down() is synchronous: on exit (a test that threw, say) it runs to the end all the same.
   process.once('exit', () => void stop())
-  const state = await script.up({ port: Number(process.env.TEST_CLUSTER_PORT ?? 55400 + (process.pid % 40) * 20), dir, server: TEST_SERVER, ...opts })
-  return { state, script, stop }
+  const first = Number(process.env.TEST_CLUSTER_PORT ?? 21400 + (process.pid % 40) * 20)
+  // A port taken all the same (another run's cluster, some other program): the next 20, twice at most.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const state = await script.up({ port: first + attempt * 20, dir, server: TEST_SERVER, ...opts })
+      return { state, script, stop }
+    } catch (err) {
+      if (attempt === 2 || !/could not bind|already in use/i.test(String((err as Error).message))) throw err
+    }
+  }
 }
