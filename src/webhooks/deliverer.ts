@@ -8,6 +8,8 @@
 // at its recent pace (claimSize), held in a local queue. What it can no longer start while its
 // lease covers a whole attempt (startable), and what a stopping node holds, is given back, due at
 // once for any node and not counted as an attempt (releaseClaims).
+import { Agent as HttpAgent } from 'node:http'
+import { Agent as HttpsAgent } from 'node:https'
 import type { WebhookConfig } from '../config.js'
 import { WEBHOOK_CHANNEL } from '../db/channels.js'
 import type { Sql } from '../db/types.js'
@@ -15,7 +17,7 @@ import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
 import { announceExpired, ATTEMPT_SECONDS, claimDue, deleteOldDeliveries, LEASE_SECONDS, recordAttempts, releaseClaims, type Attempt, type Claimed } from './queries.js'
 import { settlesWithin } from '../time-limit.js'
-import { SendPool } from './send-pool.js'
+import { postWebhook } from './send.js'
 import { sign } from './signature.js'
 
 const RETENTION_EVERY_MS = 10 * 60_000
@@ -56,8 +58,8 @@ export class WebhookDeliverer {
   readonly #inFlight = new Set<Promise<void>>()
   #toRecord: Attempt[] = []
   #recordTimer: NodeJS.Timeout | undefined
-  /** The requests themselves, on a thread of their own */
-  readonly #sender: SendPool
+  /** Connections kept alive between deliveries: a busy endpoint is not a new TCP (and TLS) handshake per event. */
+  readonly #agents: { http: HttpAgent; https: HttpsAgent }
 
   constructor(
     readonly sql: Sql,
@@ -66,7 +68,8 @@ export class WebhookDeliverer {
     /** the base for short_url in link events */
     readonly baseUrl: () => string,
   ) {
-    this.#sender = new SendPool(config.concurrency)
+    const options = { keepAlive: true, maxSockets: config.concurrency, timeout: 30_000 }
+    this.#agents = { http: new HttpAgent(options), https: new HttpsAgent(options) }
   }
 
   /** `listen`: a real PostgreSQL, where a notice wakes this node at once. */
@@ -185,7 +188,7 @@ export class WebhookDeliverer {
     }
     const allowed = target.protocol === 'https:' || (target.protocol === 'http:' && this.config.allowHttp)
     const r = allowed
-      ? await this.#sender.send({ url: target.href, headers, body, allowPrivate: this.config.allowPrivate })
+      ? await postWebhook(target, headers, body, this.config.allowPrivate, this.#agents)
       : { error: `${target.protocol} endpoints are not allowed`, durationMs: 0 }
     this.#record(c, { ok: r.error === undefined, status: r.status ?? null, error: r.error ?? null, durationMs: r.durationMs })
   }
@@ -237,6 +240,7 @@ export class WebhookDeliverer {
       })(),
       STOP_WAIT_MS,
     )
-    await this.#sender.stop()
+    this.#agents.http.destroy()
+    this.#agents.https.destroy()
   }
 }

@@ -1,7 +1,6 @@
 // Unit tests of what webhooks send and where: the signature (against the standardwebhooks
 // package), the forbidden addresses, the field rules, the retry schedule's configuration, and the
-// outgoing request's limits (no redirect, 1 KiB, the address connected to), and the thread that
-// makes them.
+// outgoing request's limits (no redirect, 1 KiB, the address connected to).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
@@ -10,11 +9,9 @@ import * as assert from 'uvu/assert'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { HttpError } from '../../src/http/errors.js'
 import { isForbiddenAddress } from '../../src/webhooks/address.js'
-import { SendPool } from '../../src/webhooks/send-pool.js'
 import { postWebhook } from '../../src/webhooks/send.js'
 import { newSecret, sign } from '../../src/webhooks/signature.js'
 import { parseWebhook } from '../../src/webhooks/validate.js'
-import { until } from '../helpers/wait.js'
 
 const test = suite('webhook requests')
 
@@ -108,47 +105,6 @@ test('a redirect is not followed but failed; an endless answer is cut after 1 Ki
     assert.equal([endless.status, endless.error], [200, undefined])
     assert.ok(endless.durationMs < 2_000)
   } finally {
-    s.server.closeAllConnections()
-    s.server.close()
-  }
-})
-
-test('the sending thread answers each request with its outcome; one that ends fails what it had under way, and the next request starts another', async () => {
-  const s = await serve((req, res) => {
-    if (req.url === '/hang') return // never answered
-    res.writeHead(req.url === '/gone' ? 410 : 204).end()
-  })
-  const pool = new SendPool(4)
-  const job = (path: string) => ({ url: `http://127.0.0.1:${s.port}${path}`, headers: { 'webhook-id': 'msg_1' }, body: '{}', allowPrivate: true })
-  try {
-    const [ok, gone] = await Promise.all([pool.send(job('/ok')), pool.send(job('/gone'))])
-    assert.equal([ok.status, ok.error, gone.status, gone.error], [204, undefined, 410, 'answered 410'])
-    const forbidden = await pool.send({ ...job('/ok'), allowPrivate: false })
-    assert.match(forbidden.error!, /forbidden address/)
-    const hanging = pool.send(job('/hang'))
-    await until(2_000, () => s.hits() === 3)
-    await pool.stop()
-    assert.match((await hanging).error!, /the sending thread was stopped/)
-    assert.equal((await pool.send(job('/ok'))).status, 204)
-    assert.ok(pool.running)
-  } finally {
-    await pool.stop()
-    s.server.closeAllConnections()
-    s.server.close()
-  }
-})
-
-test('the sending thread stops after a quiet spell and starts again with the next request', async () => {
-  const s = await serve((_req, res) => res.writeHead(204).end())
-  const pool = new SendPool(1, 100)
-  const job = { url: `http://127.0.0.1:${s.port}/`, headers: {}, body: '{}', allowPrivate: true }
-  try {
-    assert.is((await pool.send(job)).status, 204)
-    assert.ok(pool.running)
-    await until(2_000, () => !pool.running)
-    assert.is((await pool.send(job)).status, 204)
-  } finally {
-    await pool.stop()
     s.server.closeAllConnections()
     s.server.close()
   }
