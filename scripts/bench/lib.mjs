@@ -218,6 +218,22 @@ export function treeCpuSeconds(root) {
   return ticks / CLOCK_TICKS
 }
 
+/** CPU seconds used so far by every process of this command name (e.g. 'postgres': a local server's backends), those still running. */
+export function commandCpuSeconds(command) {
+  let ticks = 0
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue
+      const fields = stat.replace(/^.*\) /s, '').split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return ticks / CLOCK_TICKS
+}
+
 // ---------------------------------------------------------------------------------------------
 // Statistics
 

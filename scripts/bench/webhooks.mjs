@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT, runWrk, startLogged, stopChild, treeCpuSeconds } from './lib.mjs'
+import { commandCpuSeconds, ROOT, runWrk, startLogged, stopChild, treeCpuSeconds } from './lib.mjs'
 
 const seconds = Number(process.argv[2] ?? 8)
 /** BENCH_NODE_ARGS: node flags for the service (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p'), to see where a delivery's time goes */
@@ -71,18 +71,20 @@ try {
       const ids = []
       for (let h = 0; h < hooks; h++) ids.push((await api('POST', '/api/v1/webhooks', token, { url: hookUrl, events: ['link.clicked'] })).id)
       const before = events
-      // CPU of the service (with its database, when embedded) and of this process (the receiver)
-      const cpu0 = { service: treeCpuSeconds(server.child.pid), receiver: process.cpuUsage() }
+      // CPU of the service (with its database, when embedded), of this process (the receiver) and
+      // of a PostgreSQL on this machine (0 without one): each has its share of the two cores.
+      const cpu0 = { service: treeCpuSeconds(server.child.pid), receiver: process.cpuUsage(), database: commandCpuSeconds('postgres') }
       const w = await wrk(32)
       await new Promise((resolve) => setTimeout(resolve, 1_500)) // the last flush's events
       const service = treeCpuSeconds(server.child.pid) - cpu0.service
+      const database = commandCpuSeconds('postgres') - cpu0.database
       const { user, system } = process.cpuUsage(cpu0.receiver)
       const received = events - before // in the same window as the CPU
       // Then light load (8 connections, the bench's latency point): the deliveries go on (each
       // flush still carries the 50 links), and what a visitor sees is the latency.
       const light = await wrk(8)
       rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors + light.socket_errors + light.status_errors, events: received,
-        service_cpu_s: Number(service.toFixed(2)), receiver_cpu_s: Number(((user + system) / 1e6).toFixed(2)), light_p50_ms: light.p50_us / 1000, light_p99_ms: light.p99_us / 1000 })
+        service_cpu_s: Number(service.toFixed(2)), database_cpu_s: Number(database.toFixed(2)), receiver_cpu_s: Number(((user + system) / 1e6).toFixed(2)), light_p50_ms: light.p50_us / 1000, light_p99_ms: light.p99_us / 1000 })
       for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
     }
   }
@@ -98,10 +100,11 @@ try {
   // What one delivery costs the machine: the extra CPU of a round with webhooks over its pair without, per event received.
   const perDelivery = roundsRun.map((r) => {
     const [a, b] = pair(r)
-    return { service: ((a.service_cpu_s - (b.service_cpu_s * a.rps) / b.rps) * 1e6) / a.events, receiver: ((a.receiver_cpu_s - b.receiver_cpu_s) * 1e6) / a.events }
+    const beyond = (k) => ((a[k] - (b[k] * a.rps) / b.rps) * 1e6) / a.events
+    return { service: beyond('service_cpu_s'), database: beyond('database_cpu_s'), receiver: ((a.receiver_cpu_s - b.receiver_cpu_s) * 1e6) / a.events }
   })
   const line = (label, xs) => `${label} ${med([...xs]).toFixed(3)} (${xs.map((x) => x.toFixed(2)).join(' ')})`
-  console.log(`CPU per delivery, median of the rounds: the service ${med(perDelivery.map((x) => x.service)).toFixed(0)} µs (beyond the same requests' without webhooks), the receiver ${med(perDelivery.map((x) => x.receiver)).toFixed(0)} µs`)
+  console.log(`CPU per delivery, median of the rounds (beyond the same requests' without webhooks): the service ${med(perDelivery.map((x) => x.service)).toFixed(0)} µs, PostgreSQL on this machine ${med(perDelivery.map((x) => x.database)).toFixed(0)} µs; the receiver ${med(perDelivery.map((x) => x.receiver)).toFixed(0)} µs`)
   console.log(`median requests/s at 32 connections: none ${arm(0)}, 5 webhooks ${arm(5)} (${((arm(5) / arm(0) - 1) * 100).toFixed(1)}%); link.clicked visits reported: ${clicks}; deliveries received ${events}, of them repeats of a webhook-id already received ${repeats}`)
   console.log(`5 webhooks ÷ none, median of the rounds' ratios: ${line('requests/s at 32 connections', ratios)}; ${line('p50 at 8 connections', ratioOf('light_p50_ms'))}; ${line('p99 at 8 connections', ratioOf('light_p99_ms'))}`)
 } finally {
