@@ -10,8 +10,9 @@
 //
 // Ports from --port (P): primary P, standby P+1, replica P+2, PgBouncer P+3, HAProxy P+4, nodes
 // P+10.. . The default lies below Linux's ephemeral range (32768-60999), where a port can be
-// taken at any moment by a connection's own end or a server on port 0. `up` prints the URLs as JSON and leaves cluster.json in the folder for `down`; a failed
-// `up` removes what it started. Tests and scripts import up/down/stopPrimary/promoteStandby.
+// taken at any moment by a connection's own end or a server on port 0. `up` prints the URLs as
+// JSON and leaves cluster.json in the folder for `down`; a failed `up` removes what it started.
+// Tests and scripts import up/down/stopPrimary/promoteStandby.
 import { spawn, execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, chownSync, openSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -158,21 +158,31 @@ export async function runNodeJson(script, args) {
 // ---------------------------------------------------------------------------------------------
 // Memory
 
-/** pid and all its descendants, from /proc/{pid}/stat. */
-export function processTree(root) {
-  const children = new Map()
+/** Every process alive now: its pid, parent, command name and CPU ticks so far (user + system). */
+function processStats() {
+  const out = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
       // the command may contain spaces and parentheses: fields start after the last ')'
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      const ppid = Number(fields[1])
-      if (!children.has(ppid)) children.set(ppid, [])
-      children.get(ppid).push(Number(entry))
+      const close = stat.lastIndexOf(')')
+      const fields = stat.slice(close + 2).split(' ')
+      // after "(comm)": ppid is field 4, utime and stime are fields 14 and 15
+      out.push({ pid: Number(entry), ppid: Number(fields[1]), comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) })
     } catch {
       /* exited meanwhile */
     }
+  }
+  return out
+}
+
+/** pid and all its descendants, from /proc/{pid}/stat. */
+export function processTree(root, stats = processStats()) {
+  const children = new Map()
+  for (const { pid, ppid } of stats) {
+    if (!children.has(ppid)) children.set(ppid, [])
+    children.get(ppid).push(pid)
   }
   const out = []
   const walk = (pid) => {
@@ -205,33 +215,14 @@ const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf
 
 /** CPU time (user + system, seconds) used so far by a process and its children alive now. */
 export function treeCpuSeconds(root) {
-  let ticks = 0
-  for (const pid of processTree(root)) {
-    try {
-      // after "(comm)": state is field 3, utime and stime are fields 14 and 15
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return ticks / CLOCK_TICKS
+  const stats = processStats()
+  const tree = new Set(processTree(root, stats))
+  return stats.reduce((sum, p) => (tree.has(p.pid) ? sum + p.ticks : sum), 0) / CLOCK_TICKS
 }
 
-/** CPU seconds used so far by every process of this command name (e.g. 'postgres': a local server's backends), those still running. */
+/** CPU seconds used so far by every process of this command name alive now (e.g. 'postgres': a local server's backends). */
 export function commandCpuSeconds(command) {
-  let ticks = 0
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue
-      const fields = stat.replace(/^.*\) /s, '').split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return ticks / CLOCK_TICKS
+  return processStats().reduce((sum, p) => (p.comm === command ? sum + p.ticks : sum), 0) / CLOCK_TICKS
 }
 
 // ---------------------------------------------------------------------------------------------

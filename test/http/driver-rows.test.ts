@@ -22,11 +22,11 @@ if (why !== undefined) {
     await sql.end({ timeout: 1 })
   })
 
-  const sent = (err: unknown) => (err as Error).message
+  const messageOf = (err: unknown) => (err as Error).message
 
   test('an error on a later row: the next statement resolves with its own rows and no holes', async ({ sql }) => {
     // Rows for i = 1..3 are sent before the fourth divides by zero.
-    const failed = await sql`select i, 1 / (4 - i) as boom from generate_series(1, 10) i`.catch(sent)
+    const failed = await sql`select i, 1 / (4 - i) as boom from generate_series(1, 10) i`.catch(messageOf)
     assert.is(failed, 'division by zero')
     const rows = await sql<{ x: number }[]>`select x from generate_series(1, 5) x`
     assert.equal([...rows].map((r) => r?.x), [1, 2, 3, 4, 5])
@@ -36,7 +36,7 @@ if (why !== undefined) {
     // The backend ends itself on the third row, after the first ones were sent.
     const failed = await sql`
       select i, case when i = 3 then pg_terminate_backend(pg_backend_pid()) end as ended
-      from generate_series(1, 10) i`.catch(sent)
+      from generate_series(1, 10) i`.catch(messageOf)
     assert.type(failed, 'string', 'the statement failed with its connection')
     // A statement sent while the connection was still closing fails with it: the first one
     // answered on the new connection is the one checked.
