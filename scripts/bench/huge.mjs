@@ -337,8 +337,10 @@ async function exportAll() {
 const verdict = (ok) => (ok ? 'met' : '**missed**')
 const script = (command) => command.replace(/scripts\/bench\.sh$/, 'node scripts/bench/huge.mjs')
 
-/** The section of docs/performance.md: every row, its target and, where one is missed, where the time goes. */
-function render(r, e, generation, measured, exported) {
+/** The section of docs/performance.md, from a measuring run's saved results and its export: every row, its target and, where one is missed, where the time goes. */
+function render(measured, generation) {
+  const { r, exported } = measured
+  const { e } = exported
   const m = measured.settings ?? { rounds: ROUNDS, seconds: SECONDS, samples: SAMPLES }
   const c = r.cold
   const coldRatio = c.big.rps / c.ceiling.rps
@@ -427,11 +429,9 @@ try {
         writeFileSync(file, JSON.stringify(measured, null, 1))
       }
     }
-    const r = measured?.r
-    const e = measured?.exported?.e
-    if (r && e) {
+    if (measured?.r !== undefined && measured.exported !== undefined) {
       const generation = await sql`select step, seconds from bench_huge_generation order by at`.catch(() => [])
-      const section = render(r, e, generation, measured, measured.exported)
+      const section = render(measured, generation)
       say(`\n${section}`)
       if (ISSUE_SCALE) {
         const file = join(ROOT, 'docs', 'performance.md')
