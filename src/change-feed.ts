@@ -1,5 +1,6 @@
 // Cross-node cache invalidation: LISTEN for changed links and ended sessions, and what the caches
-// do while that connection is down (docs/decisions.md, "Surviving the database going away").
+// do while that connection is down; on the same connection, queued webhook deliveries (passed on
+// to the delivery thread, which would otherwise need a connection of its own) (docs/decisions.md, "Surviving the database going away").
 //
 // The feed proves itself: it notifies itself through the main pool (the way every link write's
 // notice travels) and counts itself up only while that notice comes back to its LISTEN
@@ -9,7 +10,7 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { SessionCache } from './auth/session-cache.js'
-import { FEED_PROBE_CHANNEL, FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL } from './db/channels.js'
+import { FEED_PROBE_CHANNEL, FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL, WEBHOOK_CHANNEL } from './db/channels.js'
 import type { Sql } from './db/types.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { Logger } from './log.js'
@@ -48,6 +49,8 @@ export class LinkChangeFeed {
     readonly staleMs: number = 0,
     /** told of each changed code, or FLUSH_ALL (read replicas then ask the primary for a while) */
     readonly changed: (code: string) => void = () => {},
+    /** told when webhook deliveries were queued (their own poll covers a feed that is down) */
+    readonly webhooksQueued: () => void = () => {},
   ) {
     // onnotify is a real postgres.js option (the one its own listen() uses) but is not typed.
     const options = {
@@ -66,6 +69,7 @@ export class LinkChangeFeed {
           else cache.invalidate(payload)
         }
         else if (channel === SESSION_CHANNEL) sessions.forgetUser(payload)
+        else if (channel === WEBHOOK_CHANNEL) webhooksQueued()
         else if (channel === FEED_PROBE_CHANNEL && payload === this.#awaited?.payload) this.#awaited.arrived()
       },
       onclose: () => this.#lost('connection closed'),
@@ -92,6 +96,7 @@ export class LinkChangeFeed {
     await this.#sql`listen ${this.#sql(LINK_CHANNEL)}`
     await this.#sql`listen ${this.#sql(SESSION_CHANNEL)}`
     await this.#sql`listen ${this.#sql(FEED_PROBE_CHANNEL)}`
+    await this.#sql`listen ${this.#sql(WEBHOOK_CHANNEL)}`
   }
 
   async #proveAndResume(): Promise<void> {

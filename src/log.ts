@@ -76,6 +76,11 @@ function isoNow(): string {
 const NEEDS_NO_ESCAPE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
 const jsonString = (s: string) => (NEEDS_NO_ESCAPE.test(s) ? `"${s}"` : JSON.stringify(s))
 
+/** Fields as plain data (errors as their text), to be sent to another thread and logged there. */
+export function plainFields(fields: LogFields | undefined): LogFields | undefined {
+  return fields === undefined ? undefined : (JSON.parse(JSON.stringify(fields, errorsAsText)) as LogFields)
+}
+
 function errorsAsText(_key: string, value: unknown): unknown {
   return value instanceof Error ? { name: value.name, message: value.message, stack: value.stack } : value
 }

@@ -38,7 +38,7 @@ import { MemoryLeakyBuckets, PostgresLeakyBuckets, sweepStoredBuckets, type Leak
 import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limiter.js'
 import { countOpenReports } from './reports/queries.js'
 import { AppFiles } from './web/static-files.js'
-import { WebhookDeliverer } from './webhooks/deliverer.js'
+import { startDeliveries, type Deliveries } from './webhooks/deliveries.js'
 
 const SESSION_SWEEP_MS = 60_000
 // With SHUTDOWN_TIMEOUT_MS at its 10 s default, a stop takes at most 10 + 3 + 1 + 3 s: inside
@@ -58,7 +58,7 @@ export interface Service {
   /** the cross-node cache invalidation feed; only with a real PostgreSQL */
   feed: LinkChangeFeed | undefined
   /** this node's webhook deliveries */
-  webhooks: WebhookDeliverer
+  webhooks: Deliveries
   /** the threat feeds' refresh job, when BLOCKLIST_SOURCES lists any */
   blocklist: RefreshJob | undefined
   close(): Promise<void>
@@ -100,7 +100,9 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const reads = new ReadPools(db.sql, config.databaseReadUrls, { prepare: config.databasePrepare, connectTimeoutSeconds: 2 })
     started.push(() => reads.close())
     const linkChanged = (code: string) => (code === FLUSH_ALL ? reads.changedAll() : reads.changed(code))
-    const feed = db.url === undefined ? undefined : new LinkChangeFeed(config.databaseListenUrl ?? db.url, db.sql, cache, sessions, log, config.cacheStaleMs, linkChanged)
+    // Webhook deliveries start last (they need the port for short_url); a notice before is seen by their first claim.
+    let webhooks: Deliveries | undefined
+    const feed = db.url === undefined ? undefined : new LinkChangeFeed(config.databaseListenUrl ?? db.url, db.sql, cache, sessions, log, config.cacheStaleMs, linkChanged, () => webhooks?.wake())
     if (feed !== undefined) {
       started.push(() => feed.stop())
       await feed.start()
@@ -152,8 +154,6 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       started.push(() => job.stop())
       blocklist = job
     }
-
-    const webhooks = new WebhookDeliverer(db.sql, log, config.webhooks, () => deps.baseUrl)
 
     const deps: Deps = {
       config,
@@ -225,8 +225,9 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const port = (server.address() as AddressInfo).port
     deps.baseUrl = baseUrlFor(config, port)
     // Deliveries start once short_url can be written; stopped before the database closes.
-    started.push(() => webhooks.stop())
-    await webhooks.start(db.url !== undefined)
+    const deliveries = await startDeliveries(db, log, config.webhooks, deps.baseUrl, config.dbTimeoutMs, config.databasePrepare)
+    webhooks = deliveries
+    started.push(() => deliveries.stop())
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
 
     let closing: Promise<void> | undefined
@@ -235,7 +236,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         await stopAccepting(server, app, conns, config.shutdownTimeoutMs)
         await stopAll(false)
       })())
-    return { server, url, metricsUrl, deps, db, feed, webhooks, blocklist, close }
+    return { server, url, metricsUrl, deps, db, feed, webhooks: deliveries, blocklist, close }
   } catch (err) {
     await stopAll(true)
     throw err

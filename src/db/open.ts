@@ -26,6 +26,8 @@ export async function openDatabase(
   onPoolReplaced: () => void = () => {},
   /** DATABASE_PREPARE: off behind a pooler in transaction mode that keeps no prepared statements (docs/scale.md) */
   prepare = true,
+  /** a pool of another size, under another name in pg_stat_activity (the webhook thread's) */
+  role: { max: number; name: string } = { max: POOL_MAX, name: common.connection.application_name },
 ): Promise<Database> {
   let statements = 0
   const count = { debug: () => void statements++ }
@@ -33,8 +35,8 @@ export async function openDatabase(
     const pool = openPool(databaseUrl, {
       ...common,
       ...count,
-      connection: { ...common.connection, idle_in_transaction_session_timeout: timeoutMs },
-      max: POOL_MAX,
+      connection: { application_name: role.name, idle_in_transaction_session_timeout: timeoutMs },
+      max: role.max,
       prepare,
       idle_timeout: 60,
       // A refused or silent server fails the waiting queries instead of queueing them for long.
@@ -44,7 +46,7 @@ export async function openDatabase(
       sql: pool.sql,
       embedded: false,
       url: databaseUrl,
-      poolMax: POOL_MAX,
+      poolMax: role.max,
       statements: () => statements,
       close: (timeout = 5) => pool.close(timeout),
     }

@@ -1,7 +1,7 @@
-// Every node delivers: woken by NOTIFY when a delivery is queued (PostgreSQL), and by a poll in
-// case a notice was missed (or on the embedded database, which has no second connection to
-// listen on). At most `concurrency` requests at once per node; nothing here runs on a request's
-// path. At least once: a delivery is marked done only after its endpoint answered 2xx, so a node
+// Every node delivers: woken when a delivery is queued (on PostgreSQL the change feed's NOTIFY,
+// passed on by deliveries.ts), and by a poll in case a notice was missed (or on the embedded
+// database, which has no second connection to listen on). At most `concurrency` requests at once
+// per node; nothing here runs on a request's path. At least once: a delivery is marked done only after its endpoint answered 2xx, so a node
 // that dies mid-way leaves it to another node once its lease runs out. The database work is
 // batched, as the node's requests share its CPU and its database: outcomes that finish together
 // are recorded in one statement, and a claim takes what this node sends in the next second or so
@@ -11,7 +11,6 @@
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import type { WebhookConfig } from '../config.js'
-import { WEBHOOK_CHANNEL } from '../db/channels.js'
 import type { Sql } from '../db/types.js'
 import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
@@ -21,8 +20,6 @@ import { postWebhook } from './send.js'
 import { sign } from './signature.js'
 
 const RETENTION_EVERY_MS = 10 * 60_000
-/** The poll without LISTEN: the embedded database */
-const EMBEDDED_POLL_MS = 1_000
 /** Outcomes finished within this window are recorded in one statement */
 const RECORD_EVERY_MS = 50
 /** How long a stop lets requests under way finish */
@@ -54,7 +51,6 @@ export class WebhookDeliverer {
   #stopped = false
   #timer: NodeJS.Timeout | undefined
   #sweep: NodeJS.Timeout | undefined
-  #unlisten: (() => Promise<void>) | undefined
   readonly #inFlight = new Set<Promise<void>>()
   #toRecord: Attempt[] = []
   #recordTimer: NodeJS.Timeout | undefined
@@ -72,13 +68,9 @@ export class WebhookDeliverer {
     this.#agents = { http: new HttpAgent(options), https: new HttpsAgent(options) }
   }
 
-  /** `listen`: a real PostgreSQL, where a notice wakes this node at once. */
-  async start(listen: boolean, pollMs?: number): Promise<void> {
-    if (listen) {
-      const { unlisten } = await this.sql.listen(WEBHOOK_CHANNEL, () => this.wake())
-      this.#unlisten = unlisten
-    }
-    this.#timer = setInterval(() => this.#tick(), pollMs ?? (listen ? this.config.pollMs : Math.min(this.config.pollMs, EMBEDDED_POLL_MS))).unref()
+  /** Looks for due deliveries now and every `pollMs`, besides the wakes. */
+  start(pollMs: number): void {
+    this.#timer = setInterval(() => this.#tick(), pollMs).unref()
     this.#sweep = setInterval(() => {
       deleteOldDeliveries(this.sql, this.config.retentionDays).catch((err: unknown) => this.log.warn('webhook retention sweep failed', { err }))
     }, RETENTION_EVERY_MS).unref()
@@ -228,9 +220,8 @@ export class WebhookDeliverer {
     clearInterval(this.#timer)
     clearInterval(this.#sweep)
     this.#release(this.#queue.splice(0).map((q) => q.claim))
-    // Neither waits on a database that may be gone: closing the pool ends the listener, and an
-    // attempt not recorded is sent again once its lease runs out (at least once).
-    void this.#unlisten?.().catch(() => {})
+    // No wait on a database that may be gone: an attempt not recorded is sent again once its
+    // lease runs out (at least once).
     await settlesWithin(
       (async () => {
         while (this.#inFlight.size > 0 || this.#toRecord.length > 0) {
