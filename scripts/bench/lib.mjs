@@ -158,18 +158,28 @@ export async function runNodeJson(script, args) {
 // ---------------------------------------------------------------------------------------------
 // Memory
 
+/** A /proc stat line's fields after "(comm)" (the command may contain spaces and parentheses), and the command. */
+function readStat(path) {
+  const stat = readFileSync(path, 'utf8')
+  const close = stat.lastIndexOf(')')
+  return { comm: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') }
+}
+// Field numbers of proc(5) less 3 (they count from after "(comm)"): ppid 4, utime 14, stime 15,
+// cutime 16 and cstime 17 (the CPU of children waited for).
+const PPID = 1
+const UTIME = 11
+const STIME = 12
+const CUTIME = 13
+const CSTIME = 14
+
 /** Every process alive now: its pid, parent, command name and CPU ticks so far (user + system). */
 function processStats() {
   const out = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      // the command may contain spaces and parentheses: fields start after the last ')'
-      const close = stat.lastIndexOf(')')
-      const fields = stat.slice(close + 2).split(' ')
-      // after "(comm)": ppid is field 4, utime and stime are fields 14 and 15
-      out.push({ pid: Number(entry), ppid: Number(fields[1]), comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) })
+      const { comm, fields } = readStat(`/proc/${entry}/stat`)
+      out.push({ pid: Number(entry), ppid: Number(fields[PPID]), comm, ticks: Number(fields[UTIME]) + Number(fields[STIME]) })
     } catch {
       /* exited meanwhile */
     }
@@ -223,6 +233,18 @@ export function treeCpuSeconds(root) {
 /** CPU seconds used so far by every process of this command name alive now (e.g. 'postgres': a local server's backends). */
 export function commandCpuSeconds(command) {
   return processStats().reduce((sum, p) => (p.comm === command ? sum + p.ticks : sum), 0) / CLOCK_TICKS
+}
+
+/** CPU seconds of one thread so far: a process's main thread is the task of the same id (its event loop, for Node). */
+export function threadCpuSeconds(pid, tid = pid) {
+  const { fields } = readStat(`/proc/${pid}/task/${tid}/stat`)
+  return (Number(fields[UTIME]) + Number(fields[STIME])) / CLOCK_TICKS
+}
+
+/** CPU seconds of this process's children that have ended and been waited for (a wrk run, once it is over). */
+export function endedChildrenCpuSeconds() {
+  const { fields } = readStat('/proc/self/stat')
+  return (Number(fields[CUTIME]) + Number(fields[CSTIME])) / CLOCK_TICKS
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,40 +1,55 @@
 // The cached redirect with 5 webhooks subscribed to link.clicked against none, in the same run:
-// alternating rounds of wrk (browser-like visits: `visit` mode of bench.lua) on one server, the
-// receiver answering 200 in this process: throughput at 32 connections, then latency at 8 (light
+// alternating rounds of wrk (browser-like visits: `visit` mode of bench.lua) on one server:
+// throughput at 32 connections, then latency at 8 (light
 // load), each round. Prints both per round, their ratios, the events received and the CPU of a
 // delivery. Usage: node scripts/bench/webhooks.mjs [seconds=8] [rounds=3]
 // (needs wrk, and a build: npx tsc -p tsconfig.json && node scripts/build-app.mjs build/app).
+// Then deliveries without the load (each link visited once a second, 10 flushes, ABBA): the CPU a
+// delivery takes from the service's main thread, the event loop that answers redirects, and from
+// its other threads. At saturation the machine's two shared cores move the figures as much.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { commandCpuSeconds, ROOT, runWrk, startLogged, stopChild, treeCpuSeconds } from './lib.mjs'
+import { commandCpuSeconds, endedChildrenCpuSeconds, ROOT, runWrk, spawnTracked, startLogged, stopChild, threadCpuSeconds, treeCpuSeconds } from './lib.mjs'
 
 const seconds = Number(process.argv[2] ?? 8)
 /** BENCH_NODE_ARGS: node flags for the service (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p'), to see where a delivery's time goes */
 const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 const rounds = Number(process.argv[3] ?? 3)
 const tmp = mkdtempSync(join(tmpdir(), 'bench-webhooks-'))
-let events = 0
-let clicks = 0
-/** webhook-ids received: at least once means a repeat is possible, and should be rare */
+// The receiver answers 200 in a process of its own at the lowest priority (nice 19): it stands in
+// for an endpoint on another machine, so it runs on what the service, wrk and the database leave
+// of the two cores instead of taking a share of them. It counts what arrives and tells on request.
+const RECEIVER = `
+import { createServer } from 'node:http'
+const totals = { events: 0, clicks: 0, repeats: 0 }
+// webhook-ids received: at least once means a repeat is possible, and should be rare
 const seen = new Set()
-let repeats = 0
-const receiver = createServer((req, res) => {
+const server = createServer((req, res) => {
   let body = ''
   req.on('data', (c) => (body += c))
   req.on('end', () => {
-    events++
+    totals.events++
     const id = req.headers['webhook-id']
-    if (seen.has(id)) repeats++
+    if (seen.has(id)) totals.repeats++
     else seen.add(id)
     const e = JSON.parse(body)
-    if (e.type === 'link.clicked') clicks += e.data.count
+    if (e.type === 'link.clicked') totals.clicks += e.data.count
     res.end()
   })
 })
-await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-const hookUrl = `http://127.0.0.1:${receiver.address().port}/hook`
+server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }))
+process.on('message', () => process.send(totals))
+process.on('disconnect', () => process.exit(0))
+`
+const receiver = spawnTracked('nice', ['-n', '19', process.execPath, '--input-type=module', '-e', RECEIVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+const { port } = await new Promise((resolve) => receiver.once('message', resolve))
+const hookUrl = `http://127.0.0.1:${port}/hook`
+/** What the receiver counted so far: { events, clicks, repeats } */
+const received = () => {
+  receiver.send('totals')
+  return new Promise((resolve) => receiver.once('message', resolve))
+}
 
 const env = {
   PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', DATA_DIR: join(tmp, 'data'), ACCESS_LOG: 'off', LOG_LEVEL: 'warn',
@@ -70,28 +85,50 @@ try {
     for (const hooks of r % 2 === 1 ? [0, 5] : [5, 0]) {
       const ids = []
       for (let h = 0; h < hooks; h++) ids.push((await api('POST', '/api/v1/webhooks', token, { url: hookUrl, events: ['link.clicked'] })).id)
-      const before = events
-      // CPU of the service (with its database, when embedded), of this process (the receiver) and
-      // of a PostgreSQL on this machine (0 without one): each has its share of the two cores.
-      const cpu0 = { service: treeCpuSeconds(server.child.pid), receiver: process.cpuUsage(), database: commandCpuSeconds('postgres') }
+      const before = (await received()).events
+      // CPU of the service (with its database, when embedded), of the receiver, of wrk and of a
+      // PostgreSQL on this machine (0 without one): each has its share of the two cores.
+      const cpu0 = { service: treeCpuSeconds(server.child.pid), main: threadCpuSeconds(server.child.pid), receiver: treeCpuSeconds(receiver.pid), wrk: endedChildrenCpuSeconds(), database: commandCpuSeconds('postgres') }
       const w = await wrk(32)
+      const wrkCpu = endedChildrenCpuSeconds() - cpu0.wrk
+      // Its main thread, the event loop that answers redirects: below the round's seconds, it
+      // waited, for work or for a core that others held.
+      const main = threadCpuSeconds(server.child.pid) - cpu0.main
       await new Promise((resolve) => setTimeout(resolve, 1_500)) // the last flush's events
       const service = treeCpuSeconds(server.child.pid) - cpu0.service
       const database = commandCpuSeconds('postgres') - cpu0.database
-      const { user, system } = process.cpuUsage(cpu0.receiver)
-      const received = events - before // in the same window as the CPU
+      const receiverCpu = treeCpuSeconds(receiver.pid) - cpu0.receiver
+      const delivered = (await received()).events - before // in the same window as the CPU
       // Then light load (8 connections, the bench's latency point): the deliveries go on (each
       // flush still carries the 50 links), and what a visitor sees is the latency.
       const light = await wrk(8)
-      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors + light.socket_errors + light.status_errors, events: received,
-        service_cpu_s: Number(service.toFixed(2)), database_cpu_s: Number(database.toFixed(2)), receiver_cpu_s: Number(((user + system) / 1e6).toFixed(2)), light_p50_ms: light.p50_us / 1000, light_p99_ms: light.p99_us / 1000 })
+      rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors + light.socket_errors + light.status_errors, events: delivered,
+        service_cpu_s: Number(service.toFixed(2)), main_cpu_s: Number(main.toFixed(2)), wrk_cpu_s: Number(wrkCpu.toFixed(2)), database_cpu_s: Number(database.toFixed(2)), receiver_cpu_s: Number(receiverCpu.toFixed(2)), light_p50_ms: light.p50_us / 1000, light_p99_ms: light.p99_us / 1000 })
       for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
     }
   }
   console.table(rows)
+
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+  const quiet = []
+  for (const hooks of [5, 0, 0, 5]) {
+    const ids = []
+    for (let h = 0; h < hooks; h++) ids.push((await api('POST', '/api/v1/webhooks', token, { url: hookUrl, events: ['link.clicked'] })).id)
+    const pid = server.child.pid
+    const cpu0 = { main: threadCpuSeconds(pid), service: treeCpuSeconds(pid) }
+    const before = (await received()).events
+    for (let i = 0; i < 10; i++) {
+      await Promise.all(codes.map((c) => fetch(`${base}/r/${c}`, { redirect: 'manual' }).then((r) => r.arrayBuffer())))
+      await sleep(1_000)
+    }
+    await sleep(1_500) // the last flush's events
+    const main = threadCpuSeconds(pid) - cpu0.main
+    quiet.push({ webhooks: hooks, events: (await received()).events - before, main_cpu_s: Number(main.toFixed(2)), other_threads_cpu_s: Number((treeCpuSeconds(pid) - cpu0.service - main).toFixed(2)) })
+    for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
+  }
+  console.table(quiet)
   const med = (xs) => xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
   const arm = (hooks) => med(rows.filter((x) => x.webhooks === hooks).map((x) => x.rps))
-  // Each round's own ratio as well: rounds of one pair ran back to back, on the same machine state.
   // Each round's own ratios: rounds of one pair ran back to back, on the same machine state.
   const pair = (r) => [rows.find((x) => x.round === r && x.webhooks === 5), rows.find((x) => x.round === r && x.webhooks === 0)]
   const roundsRun = [...new Set(rows.map((x) => x.round))]
@@ -105,10 +142,14 @@ try {
   })
   const line = (label, xs) => `${label} ${med([...xs]).toFixed(3)} (${xs.map((x) => x.toFixed(2)).join(' ')})`
   console.log(`CPU per delivery, median of the rounds (beyond the same requests' without webhooks): the service ${med(perDelivery.map((x) => x.service)).toFixed(0)} µs, PostgreSQL on this machine ${med(perDelivery.map((x) => x.database)).toFixed(0)} µs; the receiver ${med(perDelivery.map((x) => x.receiver)).toFixed(0)} µs`)
+  const quietMean = (hooks, k) => quiet.filter((x) => x.webhooks === hooks).reduce((sum, x) => sum + x[k], 0) / 2
+  const quietPer = (k) => (((quietMean(5, k) - quietMean(0, k)) * 1e6) / quietMean(5, 'events')).toFixed(0)
+  console.log(`CPU per delivery without the load (beyond the same minutes' without webhooks): the service's main thread ${quietPer('main_cpu_s')} µs, its other threads ${quietPer('other_threads_cpu_s')} µs`)
+  const { events, clicks, repeats } = await received()
   console.log(`median requests/s at 32 connections: none ${arm(0)}, 5 webhooks ${arm(5)} (${((arm(5) / arm(0) - 1) * 100).toFixed(1)}%); link.clicked visits reported: ${clicks}; deliveries received ${events}, of them repeats of a webhook-id already received ${repeats}`)
   console.log(`5 webhooks ÷ none, median of the rounds' ratios: ${line('requests/s at 32 connections', ratios)}; ${line('p50 at 8 connections', ratioOf('light_p50_ms'))}; ${line('p99 at 8 connections', ratioOf('light_p99_ms'))}`)
 } finally {
   await stopChild(server.child)
-  receiver.close()
+  receiver.disconnect()
   rmSync(tmp, { recursive: true, force: true })
 }
