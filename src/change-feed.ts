@@ -1,6 +1,7 @@
 // Cross-node cache invalidation: LISTEN for changed links and ended sessions, and what the caches
-// do while that connection is down; on the same connection, queued webhook deliveries (passed on
-// to the delivery thread, which would otherwise need a connection of its own) (docs/decisions.md, "Surviving the database going away").
+// do while that connection is down (docs/decisions.md, "Surviving the database going away"). On
+// the same connection, queued webhook deliveries: passed on to the delivery thread, which would
+// otherwise need a connection of its own.
 //
 // The feed proves itself: it notifies itself through the main pool (the way every link write's
 // notice travels) and counts itself up only while that notice comes back to its LISTEN

@@ -225,7 +225,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const port = (server.address() as AddressInfo).port
     deps.baseUrl = baseUrlFor(config, port)
     // Deliveries start once short_url can be written; stopped before the database closes.
-    const deliveries = await startDeliveries(db, log, config.webhooks, deps.baseUrl, config.dbTimeoutMs, config.databasePrepare)
+    const deliveries = startDeliveries(db, log, config.webhooks, deps.baseUrl, config.dbTimeoutMs, config.databasePrepare)
     webhooks = deliveries
     started.push(() => deliveries.stop())
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`

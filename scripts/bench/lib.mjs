@@ -235,9 +235,9 @@ export function commandCpuSeconds(command) {
   return processStats().reduce((sum, p) => (p.comm === command ? sum + p.ticks : sum), 0) / CLOCK_TICKS
 }
 
-/** CPU seconds of one thread so far: a process's main thread is the task of the same id (its event loop, for Node). */
-export function threadCpuSeconds(pid, tid = pid) {
-  const { fields } = readStat(`/proc/${pid}/task/${tid}/stat`)
+/** CPU seconds of a process's main thread so far (the task of the same id: for Node, its event loop). */
+export function mainThreadCpuSeconds(pid) {
+  const { fields } = readStat(`/proc/${pid}/task/${pid}/stat`)
   return (Number(fields[UTIME]) + Number(fields[STIME])) / CLOCK_TICKS
 }
 

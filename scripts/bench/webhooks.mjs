@@ -1,8 +1,7 @@
 // The cached redirect with 5 webhooks subscribed to link.clicked against none, in the same run:
 // alternating rounds of wrk (browser-like visits: `visit` mode of bench.lua) on one server:
-// throughput at 32 connections, then latency at 8 (light
-// load), each round. Prints both per round, their ratios, the events received and the CPU of a
-// delivery. Usage: node scripts/bench/webhooks.mjs [seconds=8] [rounds=3]
+// throughput at 32 connections, then latency at 8 (light load), each round. Prints both per round,
+// their ratios, the events received and the CPU of a delivery. Usage: node scripts/bench/webhooks.mjs [seconds=8] [rounds=3]
 // (needs wrk, and a build: npx tsc -p tsconfig.json && node scripts/build-app.mjs build/app).
 // Then deliveries without the load (each link visited once a second, 10 flushes, ABBA): the CPU a
 // delivery takes from the service's main thread, the event loop that answers redirects, and from
@@ -10,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { commandCpuSeconds, endedChildrenCpuSeconds, ROOT, runWrk, spawnTracked, startLogged, stopChild, threadCpuSeconds, treeCpuSeconds } from './lib.mjs'
+import { commandCpuSeconds, endedChildrenCpuSeconds, mainThreadCpuSeconds, ROOT, runWrk, sleep, spawnTracked, startLogged, stopChild, treeCpuSeconds } from './lib.mjs'
 
 const seconds = Number(process.argv[2] ?? 8)
 /** BENCH_NODE_ARGS: node flags for the service (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p'), to see where a delivery's time goes */
@@ -69,6 +68,15 @@ try {
   const username = `bench${Date.now()}`
   await api('POST', '/api/v1/users', undefined, { username, password: 'correct horse battery', display_name: 'Bench' })
   const { token } = await api('POST', '/api/v1/auth/login', undefined, { username, password: 'correct horse battery' })
+  /** `hooks` endpoints of the receiver on link.clicked; their ids */
+  const subscribe = async (hooks) => {
+    const ids = []
+    for (let h = 0; h < hooks; h++) ids.push((await api('POST', '/api/v1/webhooks', token, { url: hookUrl, events: ['link.clicked'] })).id)
+    return ids
+  }
+  const unsubscribe = async (ids) => {
+    for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
+  }
   const codes = []
   for (let i = 0; i < 50; i++) {
     const link = await api('POST', '/api/v1/links', token, { url: `https://example.com/${i}` })
@@ -83,18 +91,17 @@ try {
   for (let r = 1; r <= rounds; r++) {
     // ABBA: each arm goes first in every other round, so a drift of the machine favours neither.
     for (const hooks of r % 2 === 1 ? [0, 5] : [5, 0]) {
-      const ids = []
-      for (let h = 0; h < hooks; h++) ids.push((await api('POST', '/api/v1/webhooks', token, { url: hookUrl, events: ['link.clicked'] })).id)
+      const ids = await subscribe(hooks)
       const before = (await received()).events
       // CPU of the service (with its database, when embedded), of the receiver, of wrk and of a
       // PostgreSQL on this machine (0 without one): each has its share of the two cores.
-      const cpu0 = { service: treeCpuSeconds(server.child.pid), main: threadCpuSeconds(server.child.pid), receiver: treeCpuSeconds(receiver.pid), wrk: endedChildrenCpuSeconds(), database: commandCpuSeconds('postgres') }
+      const cpu0 = { service: treeCpuSeconds(server.child.pid), main: mainThreadCpuSeconds(server.child.pid), receiver: treeCpuSeconds(receiver.pid), wrk: endedChildrenCpuSeconds(), database: commandCpuSeconds('postgres') }
       const w = await wrk(32)
       const wrkCpu = endedChildrenCpuSeconds() - cpu0.wrk
       // Its main thread, the event loop that answers redirects: below the round's seconds, it
       // waited, for work or for a core that others held.
-      const main = threadCpuSeconds(server.child.pid) - cpu0.main
-      await new Promise((resolve) => setTimeout(resolve, 1_500)) // the last flush's events
+      const main = mainThreadCpuSeconds(server.child.pid) - cpu0.main
+      await sleep(1_500) // the last flush's events
       const service = treeCpuSeconds(server.child.pid) - cpu0.service
       const database = commandCpuSeconds('postgres') - cpu0.database
       const receiverCpu = treeCpuSeconds(receiver.pid) - cpu0.receiver
@@ -104,27 +111,25 @@ try {
       const light = await wrk(8)
       rows.push({ round: r, webhooks: hooks, rps: Math.round(w.rps), p50_ms: w.p50_us / 1000, p99_ms: w.p99_us / 1000, errors: w.socket_errors + w.status_errors + light.socket_errors + light.status_errors, events: delivered,
         service_cpu_s: Number(service.toFixed(2)), main_cpu_s: Number(main.toFixed(2)), wrk_cpu_s: Number(wrkCpu.toFixed(2)), database_cpu_s: Number(database.toFixed(2)), receiver_cpu_s: Number(receiverCpu.toFixed(2)), light_p50_ms: light.p50_us / 1000, light_p99_ms: light.p99_us / 1000 })
-      for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
+      await unsubscribe(ids)
     }
   }
   console.table(rows)
 
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
   const quiet = []
   for (const hooks of [5, 0, 0, 5]) {
-    const ids = []
-    for (let h = 0; h < hooks; h++) ids.push((await api('POST', '/api/v1/webhooks', token, { url: hookUrl, events: ['link.clicked'] })).id)
+    const ids = await subscribe(hooks)
     const pid = server.child.pid
-    const cpu0 = { main: threadCpuSeconds(pid), service: treeCpuSeconds(pid) }
+    const cpu0 = { main: mainThreadCpuSeconds(pid), service: treeCpuSeconds(pid) }
     const before = (await received()).events
     for (let i = 0; i < 10; i++) {
       await Promise.all(codes.map((c) => fetch(`${base}/r/${c}`, { redirect: 'manual' }).then((r) => r.arrayBuffer())))
       await sleep(1_000)
     }
     await sleep(1_500) // the last flush's events
-    const main = threadCpuSeconds(pid) - cpu0.main
+    const main = mainThreadCpuSeconds(pid) - cpu0.main
     quiet.push({ webhooks: hooks, events: (await received()).events - before, main_cpu_s: Number(main.toFixed(2)), other_threads_cpu_s: Number((treeCpuSeconds(pid) - cpu0.service - main).toFixed(2)) })
-    for (const id of ids) await api('DELETE', `/api/v1/webhooks/${id}`, token)
+    await unsubscribe(ids)
   }
   console.table(quiet)
   const med = (xs) => xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
@@ -142,7 +147,10 @@ try {
   })
   const line = (label, xs) => `${label} ${med([...xs]).toFixed(3)} (${xs.map((x) => x.toFixed(2)).join(' ')})`
   console.log(`CPU per delivery, median of the rounds (beyond the same requests' without webhooks): the service ${med(perDelivery.map((x) => x.service)).toFixed(0)} µs, PostgreSQL on this machine ${med(perDelivery.map((x) => x.database)).toFixed(0)} µs; the receiver ${med(perDelivery.map((x) => x.receiver)).toFixed(0)} µs`)
-  const quietMean = (hooks, k) => quiet.filter((x) => x.webhooks === hooks).reduce((sum, x) => sum + x[k], 0) / 2
+  const quietMean = (hooks, k) => {
+    const arm = quiet.filter((x) => x.webhooks === hooks)
+    return arm.reduce((sum, x) => sum + x[k], 0) / arm.length
+  }
   const quietPer = (k) => (((quietMean(5, k) - quietMean(0, k)) * 1e6) / quietMean(5, 'events')).toFixed(0)
   console.log(`CPU per delivery without the load (beyond the same minutes' without webhooks): the service's main thread ${quietPer('main_cpu_s')} µs, its other threads ${quietPer('other_threads_cpu_s')} µs`)
   const { events, clicks, repeats } = await received()

@@ -1,8 +1,9 @@
 // Every node delivers: woken when a delivery is queued (on PostgreSQL the change feed's NOTIFY,
 // passed on by deliveries.ts), and by a poll in case a notice was missed (or on the embedded
 // database, which has no second connection to listen on). At most `concurrency` requests at once
-// per node; nothing here runs on a request's path. At least once: a delivery is marked done only after its endpoint answered 2xx, so a node
-// that dies mid-way leaves it to another node once its lease runs out. The database work is
+// per node; nothing here runs on a request's path. At least once: a delivery is marked done only
+// after its endpoint answered 2xx, so a node that dies mid-way leaves it to another node once its
+// lease runs out. The database work is
 // batched, as the node's requests share its CPU and its database: outcomes that finish together
 // are recorded in one statement, and a claim takes what this node sends in the next second or so
 // at its recent pace (claimSize), held in a local queue. What it can no longer start while its

@@ -10,7 +10,7 @@ import type { WebhookConfig } from '../config.js'
 import type { Database } from '../db/types.js'
 import type { Logger } from '../log.js'
 import { WebhookDeliverer } from './deliverer.js'
-import type { ThreadData, ThreadMessage } from './delivery-thread.js'
+import type { LogMessage, ThreadData } from './delivery-thread.js'
 
 const THREAD_URL = new URL('./delivery-thread.js', import.meta.url)
 /** The wait before a thread that ended is started again */
@@ -28,38 +28,33 @@ export interface Deliveries {
   stop(): Promise<void>
 }
 
-export async function startDeliveries(db: Database, log: Logger, config: Readonly<WebhookConfig>, baseUrl: string, dbTimeoutMs: number, prepare: boolean): Promise<Deliveries> {
+/** Not awaited: nothing needs the thread before the service serves (its first claim finds what was queued meanwhile). */
+export function startDeliveries(db: Database, log: Logger, config: Readonly<WebhookConfig>, baseUrl: string, dbTimeoutMs: number, prepare: boolean): Deliveries {
   if (db.url === undefined) {
     const deliverer = new WebhookDeliverer(db.sql, log, config, () => baseUrl)
     deliverer.start(Math.min(config.pollMs, EMBEDDED_POLL_MS))
     return { thread: undefined, wake: () => deliverer.wake(), stop: () => deliverer.stop() }
   }
-  const data: ThreadData = { databaseUrl: db.url, dbTimeoutMs, prepare, config: { ...config }, baseUrl }
+  const data: ThreadData = { databaseUrl: db.url, dbTimeoutMs, prepare, config, baseUrl }
   let thread: Worker | undefined
   let stopping = false
   let restart: NodeJS.Timeout | undefined
 
-  /** Resolves once the thread is delivering, or has ended (and will be started again). */
-  const spawn = () =>
-    new Promise<void>((ready) => {
-      const worker = new Worker(THREAD_URL, { workerData: data })
-      worker.unref()
-      thread = worker
-      worker.on('message', (m: ThreadMessage) => {
-        if (m.type === 'ready') ready()
-        else log[m.level](m.msg, m.fields)
-      })
-      worker.on('error', (err) => log.error('webhook delivery thread failed', { err }))
-      worker.on('exit', (code) => {
-        ready()
-        if (thread === worker) thread = undefined
-        if (stopping) return
-        // Claims it held are sent again once their leases run out (at least once).
-        log.warn('webhook delivery thread ended; starting it again', { code })
-        restart = setTimeout(() => void spawn(), RESTART_MS).unref()
-      })
+  const spawn = () => {
+    const worker = new Worker(THREAD_URL, { workerData: data })
+    worker.unref()
+    thread = worker
+    worker.on('message', (m: LogMessage) => log[m.level](m.msg, m.fields))
+    worker.on('error', (err) => log.error('webhook delivery thread failed', { err }))
+    worker.on('exit', (code) => {
+      if (thread === worker) thread = undefined
+      if (stopping) return
+      // Claims it held are sent again once their leases run out (at least once).
+      log.warn('webhook delivery thread ended; starting it again', { code })
+      restart = setTimeout(spawn, RESTART_MS).unref()
     })
-  await spawn()
+  }
+  spawn()
   return {
     get thread() {
       return thread

@@ -17,8 +17,12 @@ export interface ThreadData {
   baseUrl: string
 }
 
-/** What the thread tells its parent. */
-export type ThreadMessage = { type: 'ready' } | { type: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; msg: string; fields?: LogFields }
+/** What the thread tells its parent: a line for the service's logger. */
+export interface LogMessage {
+  level: 'debug' | 'info' | 'warn' | 'error'
+  msg: string
+  fields?: LogFields
+}
 
 /**
  * Deliveries are background work: on a machine whose cores are all busy, the scheduler serves the
@@ -37,8 +41,7 @@ try {
 }
 const port = parentPort!
 const data = workerData as ThreadData
-const post = (m: ThreadMessage) => port.postMessage(m)
-const forward = (level: 'debug' | 'info' | 'warn' | 'error') => (msg: string, fields?: LogFields) => post({ type: 'log', level, msg, fields: plainFields(fields) })
+const forward = (level: LogMessage['level']) => (msg: string, fields?: LogFields) => port.postMessage({ level, msg, fields: plainFields(fields) } satisfies LogMessage)
 const log: Logger = { writesAccess: false, access: () => {}, debug: forward('debug'), info: forward('info'), warn: forward('warn'), error: forward('error'), flush: () => {} }
 
 const db = await openDatabase(data.databaseUrl, '', data.dbTimeoutMs, () => log.warn('webhook database pool stopped answering while the database answers; replaced it'), data.prepare, {
@@ -56,4 +59,3 @@ port.on('message', (m: unknown) => {
   })()
 })
 deliverer.start(data.config.pollMs)
-post({ type: 'ready' })

@@ -1,6 +1,7 @@
 // On PostgreSQL a node's webhook deliveries run on a thread of their own (src/webhooks/deliveries.ts):
 // they go on while the event loop that answers redirects is busy, the change feed's notice wakes
-// them, a thread that ends is started again, and the service's stop ends it. Against a fresh PostgreSQL database in every pass.
+// them, a thread that ends is started again, and the service's stop ends it. Against a fresh
+// PostgreSQL database in every pass.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { suite } from 'uvu'
