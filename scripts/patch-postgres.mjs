@@ -1,8 +1,8 @@
-// npm ci/install runs this (package.json "postinstall"): it mends four defects of the `postgres`
-// driver 3.4.9 that are unfixed upstream (porsager/postgres #1066, #1154, #1208, #1119/#1181;
-// PRs #1168, #1209, #1120/#1190). docs/decisions.md says what, why, and when to drop it. No
-// dependency: five literal edits to each of the driver's three builds, checked so that a
-// different version fails loudly.
+// npm ci/install runs this (package.json "postinstall"): it mends defects of the `postgres`
+// driver 3.4.9 that are unfixed upstream (porsager/postgres #1066, #1154, #1208, #1119/#1181,
+// #1192, #1223; PRs #1168, #1209, #1120/#1190). docs/decisions.md says what, why, and when to
+// drop it. No dependency: six literal edits to each of the driver's three builds, checked so
+// that a different version fails loudly.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -53,6 +53,16 @@ const edits = [
     to: `    query = results = errorResponse = null\n    result = new Result()\n    rows = 0 // ${MARK}: the next statement's rows start at 0\n`,
     count: 1,
   },
+  {
+    why: "a connection cut while it was still opening (during the array-type query) kept that query and its FATAL error across the reconnect: the new connection's first ReadyForQuery replayed the old error onto the opening query and opened without fetching the array types, so an array parameter was sent as text ('malformed array literal')",
+    from: '    if (initial)\n      return reconnect()\n',
+    to:
+      `    if (initial) { // ${MARK}: the opening's own statement and error die with their socket\n` +
+      '      query = errorResponse = null\n' +
+      '      return reconnect()\n' +
+      '    }\n',
+    count: 1,
+  },
 ]
 
 let pkg
@@ -81,4 +91,4 @@ for (const build of ['src', 'cjs/src', 'cf/src']) {
   }
   if (text !== before) writeFileSync(file, text)
 }
-console.log(`patch-postgres: postgres ${VERSION} is patched (nextWrite after close, the array-type query, the row counter)`)
+console.log(`patch-postgres: postgres ${VERSION} is patched (nextWrite after close, the array-type query, the row counter, a cut while opening)`)

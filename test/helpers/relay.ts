@@ -13,6 +13,8 @@ export class Relay {
   closing = false
   /** the first answer from the database that contains these bytes is dropped, and its connection reset */
   #cutAt: Buffer | undefined
+  /** what the client gets instead of that answer, before the close */
+  #lastWords: Buffer | undefined
   #paused = false
 
   constructor(
@@ -49,7 +51,8 @@ export class Relay {
         transform: (chunk: Buffer, _encoding, done) => {
           if (this.#cutAt === undefined || !chunk.includes(this.#cutAt)) return done(null, chunk)
           this.#cutAt = undefined
-          client.destroy()
+          if (this.#lastWords === undefined) client.destroy()
+          else client.end(this.#lastWords)
           done()
         },
       })
@@ -63,9 +66,13 @@ export class Relay {
     this.port = (this.server.address() as { port: number }).port
   }
 
-  /** The next answer of the database that contains `text` is lost, and its connection reset. */
-  cutAtAnswer(text: string): void {
+  /**
+   * The next answer of the database that contains `text` is lost, and its connection reset; or,
+   * given `lastWords`, closed after the client got those bytes instead (terminatedByAdministrator).
+   */
+  cutAtAnswer(text: string, lastWords?: Buffer): void {
     this.#cutAt = Buffer.from(text)
+    this.#lastWords = lastWords
   }
 
   pause(): void {
@@ -94,4 +101,15 @@ export class Relay {
     this.drop()
     await new Promise<void>((resolve) => this.server!.close(() => resolve()))
   }
+}
+
+/** The ErrorResponse a backend sends before it closes when pg_terminate_backend ends it. */
+export function terminatedByAdministrator(): Buffer {
+  const fields = Buffer.from(
+    ['SFATAL', 'VFATAL', 'C57P01', 'Mterminating connection due to administrator command'].map((f) => `${f}\0`).join('') + '\0',
+  )
+  const header = Buffer.alloc(5)
+  header.write('E', 0)
+  header.writeInt32BE(4 + fields.length, 1)
+  return Buffer.concat([header, fields])
 }
