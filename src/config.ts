@@ -84,6 +84,8 @@ export interface WebhookConfig {
   concurrency: number
   /** how often a node looks for due deliveries without being woken */
   pollMs: number
+  /** on PostgreSQL, a delivery thread ends after the database has held no webhook for this long */
+  threadIdleMs: number
 }
 
 export class ConfigError extends Error {}
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       allowPrivate: oneOf(env, 'WEBHOOK_ALLOW_PRIVATE', ['on', 'off'] as const, 'off') === 'on',
       concurrency: int(env, 'WEBHOOK_CONCURRENCY', 8, 1, 256),
       pollMs: int(env, 'WEBHOOK_POLL_MS', 5_000, 100, 600_000),
+      threadIdleMs: int(env, 'WEBHOOK_THREAD_IDLE_MS', 60_000, 100, 86_400_000),
     }),
     blocklistSources: parseBlocklistSources(env.BLOCKLIST_SOURCES ?? ''),
     blocklistRefreshSeconds: int(env, 'BLOCKLIST_REFRESH_S', 3_600, 5, 604_800),

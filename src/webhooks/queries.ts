@@ -227,6 +227,12 @@ export async function announceExpired(sql: Sql): Promise<void> {
     from due`
 }
 
+/** Whether any account has a webhook: without one, a node has nothing to deliver and needs no delivery thread. */
+export async function anyWebhooks(sql: Sql): Promise<boolean> {
+  const [row] = await sql<{ any: boolean }[]>`select exists (select 1 from webhooks) as any`
+  return row?.any === true
+}
+
 /** Deliveries (with their attempts) older than the retention. */
 export async function deleteOldDeliveries(sql: Sql, retentionDays: number): Promise<void> {
   await sql`delete from webhook_deliveries where created_at < now() - make_interval(days => ${retentionDays})`

@@ -155,6 +155,12 @@ config('KDF_IDLE_MS: a minute by default, from 100 ms to a day', () => {
   for (const v of ['99', '86400001', '1m']) throwsConfig(() => loadConfig({ KDF_IDLE_MS: v }), /KDF_IDLE_MS/)
 })
 
+config('WEBHOOK_THREAD_IDLE_MS: a minute by default, from 100 ms to a day', () => {
+  assert.is(loadConfig({}).webhooks.threadIdleMs, 60_000)
+  assert.is(loadConfig({ WEBHOOK_THREAD_IDLE_MS: '100' }).webhooks.threadIdleMs, 100)
+  for (const v of ['99', '86400001', '1m']) throwsConfig(() => loadConfig({ WEBHOOK_THREAD_IDLE_MS: v }), /WEBHOOK_THREAD_IDLE_MS/)
+})
+
 // The pool is sized to the machine, shared by the processes of one node
 config('KDF_THREADS defaults to the cores divided among WORKERS, at least 1', () => {
   const cores = availableParallelism()
