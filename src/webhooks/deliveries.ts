@@ -2,7 +2,7 @@
 // (delivery-thread.ts) with its own pool: signing, the HTTP client and the claim and record
 // statements took about 0.4 ms of the main thread a delivery, and at 250 deliveries a second that
 // came out of the redirects' throughput (docs/decisions.md). The thread runs only while the
-// database holds a webhook: its engine and pool cost about 16 MB, which a service nobody
+// database holds a webhook: its engine and pool cost about 14 MB, which a service nobody
 // subscribes to does not pay (the idle target of docs/performance.md). This thread looks every
 // poll, and the change feed's notice of queued deliveries (`wake`) starts it at once; a thread
 // that ends unasked is started again. While none runs, the link.expired job runs here, so that an
