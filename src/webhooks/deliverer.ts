@@ -3,19 +3,19 @@
 // database, which has no second connection to listen on). At most `concurrency` requests at once
 // per node; nothing here runs on a request's path. At least once: a delivery is marked done only
 // after its endpoint answered 2xx, so a node that dies mid-way leaves it to another node once its
-// lease runs out. The database work is
-// batched, as the node's requests share its CPU and its database: outcomes that finish together
-// are recorded in one statement, and a claim takes what this node sends in the next second or so
-// at its recent pace (claimSize), held in a local queue. What it can no longer start while its
-// lease covers a whole attempt (startable), and what a stopping node holds, is given back, due at
-// once for any node and not counted as an attempt (releaseClaims).
+// lease runs out. The database work is batched, as the node's requests share its CPU and its
+// database: outcomes that finish together are recorded in one statement, and a claim takes what
+// this node sends in the next second or so at its recent pace (claimSize), held in a local queue.
+// What it can no longer start while its lease covers a whole attempt (startable), and what a
+// stopping node holds, is given back, due at once for any node and not counted as an attempt
+// (releaseClaims).
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import type { WebhookConfig } from '../config.js'
 import type { Sql } from '../db/types.js'
 import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
-import { announceExpired, ATTEMPT_SECONDS, claimDue, deleteOldDeliveries, LEASE_SECONDS, recordAttempts, releaseClaims, type Attempt, type Claimed } from './queries.js'
+import { ATTEMPT_SECONDS, claimDue, deleteOldDeliveries, LEASE_SECONDS, recordAttempts, releaseClaims, type Attempt, type Claimed } from './queries.js'
 import { settlesWithin } from '../time-limit.js'
 import { postWebhook } from './send.js'
 import { sign } from './signature.js'
@@ -71,18 +71,10 @@ export class WebhookDeliverer {
 
   /** Looks for due deliveries now and every `pollMs`, besides the wakes. */
   start(pollMs: number): void {
-    this.#timer = setInterval(() => this.#tick(), pollMs).unref()
+    this.#timer = setInterval(() => this.wake(), pollMs).unref()
     this.#sweep = setInterval(() => {
       deleteOldDeliveries(this.sql, this.config.retentionDays).catch((err: unknown) => this.log.warn('webhook retention sweep failed', { err }))
     }, RETENTION_EVERY_MS).unref()
-    this.wake()
-  }
-
-  #tick(): void {
-    announceExpired(this.sql).then(
-      () => this.wake(),
-      (err: unknown) => this.log.warn('link.expired job failed; retrying later', { err }),
-    )
     this.wake()
   }
 

@@ -5,13 +5,14 @@
 // database holds a webhook: its engine and pool cost about 14 MB, which a service nobody
 // subscribes to does not pay (the idle target of docs/performance.md). This thread looks every
 // poll, and the change feed's notice of queued deliveries (`wake`) starts it at once; a thread
-// that ends unasked is started again. While none runs, the link.expired job runs here, so that an
-// expiry is marked when it passes and a webhook made later is not told of it.
+// that ends unasked is started again.
 // On the embedded database every statement runs in this thread's engine anyway, through its one
 // connection: the deliverer stays here.
+// The link.expired job runs here, at each poll, on both databases and whether or not anything
+// delivers: an expiry is marked when it passes, so a webhook made later is not told of it.
 import { Worker } from 'node:worker_threads'
 import type { WebhookConfig } from '../config.js'
-import type { Database } from '../db/types.js'
+import type { Database, Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import { WebhookDeliverer } from './deliverer.js'
 import type { LogMessage, ThreadData } from './delivery-thread.js'
@@ -33,14 +34,65 @@ export interface Deliveries {
   stop(): Promise<void>
 }
 
+/** Where the deliverer runs, and what each poll does for it after the link.expired job. */
+interface Deliverer extends Deliveries {
+  polled(): Promise<void>
+}
+
 /** Not awaited: nothing needs the thread before the service serves (its first claim finds what was queued meanwhile). */
 export function startDeliveries(db: Database, log: Logger, config: Readonly<WebhookConfig>, baseUrl: string, dbTimeoutMs: number, prepare: boolean): Deliveries {
-  if (db.url === undefined) {
-    const deliverer = new WebhookDeliverer(db.sql, log, config, () => baseUrl)
-    deliverer.start(Math.min(config.pollMs, EMBEDDED_POLL_MS))
-    return { thread: undefined, wake: () => deliverer.wake(), stop: () => deliverer.stop() }
+  const pollMs = db.url === undefined ? Math.min(config.pollMs, EMBEDDED_POLL_MS) : config.pollMs
+  const deliverer =
+    db.url === undefined
+      ? onThisThread(db.sql, log, config, baseUrl, pollMs)
+      : onItsOwnThread(db.sql, log, config, { databaseUrl: db.url, dbTimeoutMs, prepare, config, baseUrl })
+  let stopping = false
+  /** said once, until a poll succeeds again: a database that is away is not a warning every poll */
+  let failing = false
+  const poll = async () => {
+    try {
+      await announceExpired(db.sql)
+      if (stopping) return
+      await deliverer.polled()
+      failing = false
+    } catch (err) {
+      if (!failing && !stopping) log.warn('the webhook poll failed (the link.expired job, or looking for webhooks); retrying every poll', { err })
+      failing = true
+    }
   }
-  const data: ThreadData = { databaseUrl: db.url, dbTimeoutMs, prepare, config, baseUrl }
+  /** one poll at a time: a slow database does not pile them up */
+  let polling: Promise<void> | undefined
+  const pollNow = () => void (polling ??= poll().finally(() => (polling = undefined)))
+  pollNow()
+  const timer = setInterval(pollNow, pollMs).unref()
+  return {
+    get thread() {
+      return deliverer.thread
+    },
+    wake: () => deliverer.wake(),
+    async stop() {
+      stopping = true
+      clearInterval(timer)
+      // A poll under way starts nothing now; a silent database does not hold the stop.
+      await deliverer.stop()
+    },
+  }
+}
+
+/** The embedded database: the deliverer on this thread, woken after each poll's link.expired job. */
+function onThisThread(sql: Sql, log: Logger, config: Readonly<WebhookConfig>, baseUrl: string, pollMs: number): Deliverer {
+  const deliverer = new WebhookDeliverer(sql, log, config, () => baseUrl)
+  deliverer.start(pollMs)
+  return {
+    thread: undefined,
+    wake: () => deliverer.wake(),
+    polled: async () => deliverer.wake(),
+    stop: () => deliverer.stop(),
+  }
+}
+
+/** PostgreSQL: a thread that delivers while the database holds a webhook (a notice of queued deliveries starts it at once). */
+function onItsOwnThread(sql: Sql, log: Logger, config: Readonly<WebhookConfig>, data: ThreadData): Deliverer {
   /** the thread that delivers; threads told to stop, until they have */
   let thread: Worker | undefined
   const ending = new Set<Worker>()
@@ -76,12 +128,18 @@ export function startDeliveries(db: Database, log: Logger, config: Readonly<Webh
     clearTimeout(late)
   }
   const running = () => thread !== undefined || restart !== undefined
-  /** said once, until a look succeeds again: a database that is away is not a warning every poll */
-  let failing = false
-  const look = async () => {
-    try {
-      if (!running()) await announceExpired(db.sql)
-      const needed = await anyWebhooks(db.sql)
+  return {
+    get thread() {
+      return thread
+    },
+    wake() {
+      if (stopping) return
+      lastNeeded = performance.now()
+      if (!running()) spawn() // deliveries were queued: a webhook exists
+      else thread?.postMessage('wake')
+    },
+    async polled() {
+      const needed = await anyWebhooks(sql)
       if (stopping) return
       const now = performance.now()
       if (needed) lastNeeded = now
@@ -90,32 +148,10 @@ export function startDeliveries(db: Database, log: Logger, config: Readonly<Webh
         log.info('no webhooks: the delivery thread stops', { idle_ms: config.threadIdleMs })
         void end(thread)
       }
-      failing = false
-    } catch (err) {
-      if (!failing && !stopping) log.warn('looking for webhook work failed; retrying every poll', { err })
-      failing = true
-    }
-  }
-  /** one look at a time: a slow database does not pile them up */
-  let looking: Promise<void> | undefined
-  const lookNow = () => void (looking ??= look().finally(() => (looking = undefined)))
-  lookNow()
-  const poll = setInterval(lookNow, config.pollMs).unref()
-  return {
-    get thread() {
-      return thread
-    },
-    wake() {
-      if (stopping) return
-      lastNeeded = performance.now()
-      if (thread === undefined && restart === undefined) spawn() // deliveries were queued: a webhook exists
-      else thread?.postMessage('wake')
     },
     async stop() {
       stopping = true
-      clearInterval(poll)
       clearTimeout(restart)
-      // A look under way starts nothing now (stopping); a silent database does not hold the stop.
       if (thread !== undefined) void end(thread)
       await Promise.all([...ending].map((worker) => new Promise((resolve) => worker.once('exit', resolve))))
     },
