@@ -26,7 +26,7 @@ if (process.argv[2] === 'failover') {
   process.once('exit', () => cluster.down(dir))
   const port = Number(process.env.FAULT_CLUSTER_PORT ?? 22300)
   const urls = cluster.layout(port)
-  const state = await cluster.up({ port, dir, nodes: 2, nodeEnv: { DATABASE_URL: urls.failover, DATABASE_LISTEN_URL: '', DATABASE_PREPARE: 'on', ACCESS_LOG: 'off', LINK_CREATE_PER_MINUTE: '100000' } })
+  const state = await cluster.up({ port, dir, nodes: 2, nodeEnv: { DATABASE_URL: urls.failover, DATABASE_LISTEN_URL: '', DATABASE_PREPARE: 'on', ACCESS_LOG: 'off', LINK_CREATE_PER_MINUTE: '100000', LINK_CREATE_BURST: '100000' } })
   const report = await failoverDrill({
     nodes: state.urls.nodes,
     kill: () => cluster.stopPrimary(state),

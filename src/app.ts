@@ -53,7 +53,8 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('GET', '/', open(() => (home ??= { status: 301, headers: { location: `${appUrlFor(deps.config, deps.baseUrl)}/` } })))
     .add('GET', `${REDIRECT_PREFIX}:code`, open(redirect))
     .add('GET', `${REDIRECT_PREFIX}:code/preview`, open(preview))
-    .add('POST', `${REDIRECT_PREFIX}:code`, { handler: unlock, auth: false, body: 'json-or-form', rateLimited: false })
+    // A password link's form posts here; /r/{code} itself is GET and HEAD only (contract §5).
+    .add('POST', `${REDIRECT_PREFIX}:code/unlock`, { handler: unlock, auth: false, body: 'json-or-form', rateLimited: false })
     .add('GET', '/healthz', { ...open(() => health(deps.sql, deps.writes, deps.feedState)), ownBounds: true })
     .add('POST', '/api/v1/auth/login', limited(login))
     .add('POST', '/api/v1/auth/logout', authed(logout))

@@ -63,9 +63,11 @@ export interface Config {
   blocklistSources: ReadonlyArray<{ name: string; location: string }>
   /** how often each feed is read again */
   blocklistRefreshSeconds: number
-  /** links one account may create per minute (a bucket of that size, refilled over a minute) */
+  /** links one account may create per minute: the refill of its bucket of linkCreateBurst */
   linkCreatePerMinute: number
-  /** accounts younger than this get a tenth of linkCreatePerMinute (0: off) */
+  /** links one account may create at once: its bucket's size (only a link created takes one) */
+  linkCreateBurst: number
+  /** accounts younger than this get a tenth of linkCreateBurst and linkCreatePerMinute (0: off) */
   newAccountHours: number
   /** open reports from distinct addresses that suspend a link until an operator looks (0: off) */
   reportsSuspendAfter: number
@@ -174,6 +176,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     blocklistSources: parseBlocklistSources(env.BLOCKLIST_SOURCES ?? ''),
     blocklistRefreshSeconds: int(env, 'BLOCKLIST_REFRESH_S', 3_600, 5, 604_800),
     linkCreatePerMinute: int(env, 'LINK_CREATE_PER_MINUTE', 30, 1, 100_000),
+    linkCreateBurst: int(env, 'LINK_CREATE_BURST', 60, 1, 100_000),
     newAccountHours: int(env, 'NEW_ACCOUNT_HOURS', 0, 0, 8_760),
     reportsSuspendAfter: int(env, 'REPORTS_SUSPEND_AFTER', 0, 0, 1_000),
   })

@@ -45,7 +45,7 @@ const PASSWORD = 'correct horse battery'
 async function service(name, root) {
   const env = {
     PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', DATA_DIR: join(tmp, name), LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1',
-    ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1', LINK_CREATE_PER_MINUTE: '100000',
+    ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1', LINK_CREATE_PER_MINUTE: '100000', LINK_CREATE_BURST: '100000',
   }
   const proc = await startLogged(name, process.execPath, [join(root, 'dist', 'server.js')], { env, cwd: root, logFile: join(tmp, `${name}.log`) })
   const base = proc.listening.url

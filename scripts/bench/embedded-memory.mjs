@@ -51,7 +51,7 @@ async function seed(url, dir) {
 
 // Each start logs to a file of its own: start() waits for its "listening" line.
 const service = (name, dir, phase) =>
-  start(`${name}, ${phase}`, { kind: 'service', env: { DATA_DIR: join(dir, 'data'), LINK_CREATE_PER_MINUTE: '100000' }, nodeArgs: VARIANTS[name] }, { tmp: dir, database: {} })
+  start(`${name}, ${phase}`, { kind: 'service', env: { DATA_DIR: join(dir, 'data'), LINK_CREATE_PER_MINUTE: '100000', LINK_CREATE_BURST: '100000' }, nodeArgs: VARIANTS[name] }, { tmp: dir, database: {} })
 
 try {
   for (let round = 1; round <= ROUNDS; round++) {

@@ -35,7 +35,7 @@ export const linkExpired = () => new HttpError(410, 'LINK_EXPIRED', 'this link h
 export const linkDisabled = () => new HttpError(410, 'LINK_DISABLED', 'this link has been disabled')
 /** A link with a password, asked without one (GET, or a POST without it), or with a wrong one. */
 export const linkPasswordRequired = (wrong = false) =>
-  new HttpError(401, 'LINK_PASSWORD_REQUIRED', wrong ? 'the password is not right' : 'this link has a password: POST it to /r/{code} as {"password"}')
+  new HttpError(401, 'LINK_PASSWORD_REQUIRED', wrong ? 'the password is not right' : 'this link has a password: POST it to /r/{code}/unlock as {"password"}')
 /** Its owner's cap (max_visits) was reached. */
 export const linkExhausted = () => new HttpError(410, 'LINK_EXHAUSTED', 'this link has reached its maximum number of visits')
 /** The owner's change of a link an operator disabled. */

@@ -43,8 +43,12 @@ const columns = (sql: Sql | Tx) =>
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
 
-/** The account's allowance of creates: a minute's worth, and a tenth of it while the account is younger than `youngHours` (0: never). */
+/**
+ * The account's allowance of creates: a bucket of `burst` refilled at `perMinute`, both a tenth
+ * while the account is younger than `youngHours` (0: never). Only a link created takes one.
+ */
 export interface CreateAllowance {
+  burst: number
   perMinute: number
   youngHours: number
 }
@@ -57,9 +61,10 @@ export interface UrlForms {
 }
 
 /**
- * Creates a link in one round trip (create_link in sql/0007_abuse_controls.sql): under the
- * owner's row lock, so the cap holds under any concurrency. A blocked host is 'blocked'; a
- * requested code that exists, live or deleted, is 'taken'; generated ones are tried in turn.
+ * Creates a link in one round trip (create_link): under the owner's row lock, so the cap and
+ * the allowance hold under any concurrency. A blocked host is 'blocked', then the cap 'limit',
+ * then an empty allowance the seconds to wait; a requested code that exists, live or deleted, is
+ * 'taken'; generated ones are tried in turn. Only a link created takes from the allowance.
  */
 export async function insertLink(
   sql: Sql,
@@ -71,7 +76,7 @@ export async function insertLink(
   const codes = link.code !== undefined ? [link.code] : Array.from({ length: GENERATE_ATTEMPTS }, generateCode)
   const [r] = await sql<CreatedRow[]>`
     select * from create_link(${userId}, ${codes}::text[], ${link.url}, ${link.location}, ${link.host}, ${link.expiresAt}, ${maxLinks}, ${LINK_CHANNEL},
-                              ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash}, ${link.tags}::text[],
+                              ${allowance.burst}, ${allowance.perMinute}, ${allowance.youngHours}, ${link.startsAt}, ${link.maxVisits}::bigint, ${link.passwordHash}, ${link.tags}::text[],
                               ${link.title}, ${link.description}, ${link.imageUrl}, ${rulesJson(link.rules)}::text::jsonb, ${ruleHosts(link.rules)}::text[])`
   if (r === undefined) throw answerLost()
   if (r!.r_outcome === 'rate-limited') return { retryAfterSeconds: r!.r_retry_after! }
@@ -112,10 +117,10 @@ export interface Card {
 export type BulkOutcome = LinkRow | 'limit' | 'taken' | 'blocked' | 'aborted' | { retryAfterSeconds: number }
 
 /**
- * Creates many links in one round trip (create_links in sql/0018_bulk_creation_limit.sql), in
- * order, under the owner's row lock: the cap holds across the batch, and each item takes one
- * create from the account's allowance. With `atomic`, any failure undoes every insert and the
- * created ones come back 'aborted'.
+ * Creates many links in one round trip (create_links), in order, under the owner's row lock:
+ * the cap holds across the batch, and each item created takes one create from the account's
+ * allowance. With `atomic`, any failure undoes every insert, the created ones come back
+ * 'aborted', and the allowance is not touched.
  */
 export async function insertLinks(
   sql: Sql,
@@ -130,7 +135,7 @@ export async function insertLinks(
   const rows = await sql<{ r_outcome: string; r_code: string; r_created_at: Date; r_updated_at: Date; r_retry_after: number | null }[]>`
     select * from create_links(${userId}, ${links.map((l) => l.url)}::text[], ${links.map((l) => l.location)}::text[],
       ${links.map((l) => l.host)}::text[], ${links.map((l) => l.expiresAt?.toISOString() ?? null)}::timestamptz[],
-      ${codes}::text[], ${GENERATE_ATTEMPTS}, ${maxLinks}, ${atomic}, ${LINK_CHANNEL}, ${allowance.perMinute}, ${allowance.youngHours})`
+      ${codes}::text[], ${GENERATE_ATTEMPTS}, ${maxLinks}, ${atomic}, ${LINK_CHANNEL}, ${allowance.burst}, ${allowance.perMinute}, ${allowance.youngHours})`
   if (rows[0]?.r_outcome === 'no-user') return 'no-user'
   return rows.map((r, i) =>
     r.r_outcome === 'rate-limited'
@@ -384,12 +389,15 @@ export interface VisitorRow {
   /** before its start the link is as unknown */
   starts_at: Date | null
   exhausted: boolean
+  /** it has a password */
+  locked: boolean
 }
 
 /** A live link as a visitor may see it (the preview, the page of a stopped link); undefined when there is none. */
 export async function findForVisitor(sql: Sql, code: string): Promise<VisitorRow | undefined> {
   const [row] = await sql<VisitorRow[]>`
     select l.url, l.expires_at, l.starts_at, coalesce((select c.visits_left <= 0 from link_caps c where c.code = l.code), false) as exhausted,
+           l.password_hash is not null as locked,
            case when l.host_blocked then 'blocked'
                 when l.disabled_at is not null or u.disabled_at is not null then 'disabled'
                 when l.stopped then 'suspended' end as stopped

@@ -1,22 +1,10 @@
 // The redirect cache: code → ready Location (or a capped one), "disabled", "exhausted", or a
 // short-lived "unknown", within a byte budget, evicted by CLOCK (docs/decisions.md, "Links").
+import { DISABLED, EXHAUSTED, MISSING, NO_EXPIRY, NO_START, stopOf, type Stop } from './link-state.js'
+import type { CachedRule } from './rules.js'
 
 const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
 const MISSING_ENTRY_BYTES = ENTRY_OVERHEAD_BYTES
-
-/** What `get` knows: a Location, a Guarded one, MISSING for a code known not to exist (or not started), EXPIRED, DISABLED, EXHAUSTED, or undefined. */
-export const MISSING = null
-export const EXPIRED = false
-/** An operator stopped the link (or its owner, or its host): kept like a Location, until a change is notified. */
-export const DISABLED = 0
-/** Its cap (max_visits) was reached: kept until a change (the owner raising the cap) is notified. */
-export const EXHAUSTED = -1
-/** The expiry of a link that never expires. */
-export const NO_EXPIRY = Infinity
-/** The start of a link that has no starts_at. */
-export const NO_START = 0
-
-import type { CachedRule } from './rules.js'
 
 /** A link's preview card, as its owner wrote it (at least one part set). */
 export interface CachedCard {
@@ -41,9 +29,13 @@ export class Guarded {
   ) {}
 }
 
-/** What an entry holds: what `set` is given. */
+/**
+ * What an entry holds: what `set` is given. DISABLED (an operator stopped the link) and EXHAUSTED
+ * (its cap was reached) are kept like a Location, with the link's times, until a change is notified.
+ */
 export type Stored = string | Guarded | typeof DISABLED | typeof EXHAUSTED
-export type Answer = Stored | typeof MISSING | typeof EXPIRED
+/** What `get` knows: a Location, a Guarded one, or where the link stops (link-state.ts). */
+export type Answer = string | Guarded | Stop
 
 interface Entry {
   /** the Location (plain or Guarded), DISABLED, EXHAUSTED, or null for "unknown" */
@@ -111,13 +103,11 @@ export class RedirectCache {
   }
 
   #answer(code: string, entry: Entry): Answer | undefined {
-    if (entry.location !== null) {
+    const location = entry.location
+    if (location !== null) {
       entry.used = true
-      if (entry.location === DISABLED || entry.location === EXHAUSTED) return entry.location
-      // The clock is read only for links that expire or start later.
-      if (entry.expiresAt !== NO_EXPIRY && entry.expiresAt <= this.wallNow()) return EXPIRED
-      if (entry.startsAt !== NO_START && entry.startsAt > this.wallNow()) return MISSING
-      return entry.location
+      const stop = stopOf(location === DISABLED, location === EXHAUSTED, entry.expiresAt, entry.startsAt, this.wallNow)
+      return stop === undefined ? location : stop
     }
     if (entry.until > this.now()) return MISSING
     this.#remove(code)
@@ -138,6 +128,16 @@ export class RedirectCache {
     const until = location === undefined ? this.now() + this.negativeMs : 0
     this.#entries.set(code, { location: location ?? null, until, expiresAt, startsAt, used: false, generation: this.#generation })
     this.#bytes += cost
+  }
+
+  /**
+   * A capped link's cap was found used up: kept as EXHAUSTED with the link's times (so it still
+   * expires in the one order), unless a write happened since `epoch` or the entry is gone.
+   */
+  exhaust(code: string, epoch: number): void {
+    const entry = this.#entries.get(code)
+    if (entry === undefined || entry.location === null || entry.generation !== this.#generation) return
+    this.set(code, EXHAUSTED, epoch, entry.expiresAt, entry.startsAt)
   }
 
   invalidate(code: string): void {

@@ -1,13 +1,13 @@
 // GET|HEAD /r/{code} (contract §5): the one home of the redirect decision (docs/decisions.md,
 // "the redirect path"). A plain request is answered by servePlain, any other through `redirect`.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { clientKey, requester, type Ctx, type Deps } from '../context.js'
 import { trackResponse } from '../http/client-errors.js'
-import { HttpError, invalidFields, linkDisabled, linkExhausted, linkExpired, linkNotFound, linkPasswordRequired } from '../http/errors.js'
-import { NOSNIFF, prerender, send, sendPrerendered, type Reply } from '../http/reply.js'
+import { HttpError, invalidFields, linkNotFound, linkPasswordRequired } from '../http/errors.js'
+import { NOSNIFF, prerender, send, sendPrerendered, type Prerendered, type Reply } from '../http/reply.js'
 import type { Target } from './location-loader.js'
-import { Guarded, DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY, NO_START, type Answer, type Stored } from './redirect-cache.js'
+import { answerOf, DISABLED, EXHAUSTED, MISSING, NO_EXPIRY, NO_START, stopOf, STOPS, type Stop } from './link-state.js'
+import { Guarded, type Answer, type Stored } from './redirect-cache.js'
 import { Deadline } from '../time-limit.js'
 import { requestIdFor } from '../http/request-id.js'
 import { isShortCode, REDIRECT_PREFIX } from './short-code.js'
@@ -15,7 +15,7 @@ import type { Visitor } from './visit-tally.js'
 import { cardReply, passwordReply, stoppedReply, wantsPage } from './visitor.js'
 import { isPreviewFetcher } from './preview-fetchers.js'
 import { findLinkPassword } from './queries.js'
-import { noteFailedLinkPassword } from '../ratelimit/password-limits.js'
+import { noteFailedLinkPassword, takeUnlockAttempt } from '../ratelimit/password-limits.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { ruleTarget } from './rules.js'
 
@@ -95,7 +95,7 @@ function readPlain(req: IncomingMessage): boolean {
   return seen.host
 }
 
-/** A redirect served to a GET (or to the POST of a link's password) counts as a visit; a HEAD is not a visit. */
+/** A redirect served to a GET (or to the POST of a link's password to /r/{code}/unlock) counts as a visit; a HEAD is not a visit. */
 function visit(deps: RedirectDeps, req: IncomingMessage, code: string, visitor: Visitor): void {
   if (req.method === 'HEAD') return
   visitor.peer = req.socket.remoteAddress
@@ -104,10 +104,7 @@ function visit(deps: RedirectDeps, req: IncomingMessage, code: string, visitor: 
 
 // A browser gets a page instead (visitor.ts): a cache must tell the two apart.
 const VARY = ['vary', 'Accept'] as const
-const NOT_FOUND = prerender(linkNotFound(), VARY)
-const GONE = prerender(linkExpired(), VARY)
-const STOPPED = prerender(linkDisabled(), VARY)
-const USED_UP = prerender(linkExhausted(), VARY)
+const PRERENDERED = new Map<Stop, Prerendered>(STOPS.map((stop) => [stop, prerender(answerOf(stop).error(), VARY)]))
 const LOCKED = prerender(linkPasswordRequired(), VARY)
 const varied = (err: HttpError) => new HttpError(err.status, err.code, err.message, { [VARY[0]]: VARY[1] })
 
@@ -117,10 +114,8 @@ export interface Answered {
   failed(err: unknown, req: IncomingMessage, res: ServerResponse, requestId: string): void
 }
 
-/** What the cache or the database said of a code: its Location (plain or Guarded), MISSING, EXPIRED, DISABLED or EXHAUSTED. */
+/** What the cache or the database said of a code: its Location (plain or Guarded), or where it stops (link-state.ts). */
 type Known = Answer
-/** A code that does not redirect. */
-type Stop = typeof MISSING | typeof EXPIRED | typeof DISABLED | typeof EXHAUSTED
 
 /** What the cache keeps of a target: its Location (with its start and expiry), Guarded, DISABLED, EXHAUSTED, or undefined (unknown). */
 const cachedOf = (target: Target | undefined): Stored | undefined =>
@@ -128,13 +123,12 @@ const cachedOf = (target: Target | undefined): Stored | undefined =>
     ? new Guarded(target.location, target.capped, target.locked, target.card, target.rules)
     : target.location
 
-/** The decision now, in the cache's order (redirect-cache.ts #answer). */
-function knownOf(target: Target | undefined, now: number): Known {
+/** The decision now, by the one order of link-state.ts (as the cache decides what it holds). */
+function knownOf(target: Target | undefined): Known {
   const stored = cachedOf(target)
   if (stored === undefined) return MISSING
-  if (stored === DISABLED || stored === EXHAUSTED) return stored
-  if (target!.expiresAt <= now) return EXPIRED
-  return target!.startsAt > now ? MISSING : stored
+  const stop = stopOf(target!.disabled, target!.exhausted, target!.expiresAt, target!.startsAt, Date.now)
+  return stop === undefined ? stored : stop
 }
 
 /**
@@ -149,7 +143,7 @@ function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
   return deps.locations.load(code).then(
     (target) => {
       cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY, target?.startsAt ?? NO_START)
-      return knownOf(target, Date.now())
+      return knownOf(target)
     },
     // After the change feed came back, what the cache held answers until a read succeeds.
     (err: unknown) => cache.stale(code) ?? Promise.reject(err),
@@ -158,7 +152,7 @@ function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
 
 /** Counts the decision in the metrics, once, whichever path answers it. */
 function counted(deps: RedirectDeps, known: Known, source: 'hit' | 'miss'): Known {
-  deps.metrics.redirect(known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === DISABLED ? 'disabled' : known === EXHAUSTED ? 'exhausted' : source)
+  deps.metrics.redirect(typeof known === 'string' || known instanceof Guarded ? source : answerOf(known).metric)
   return known
 }
 
@@ -171,7 +165,7 @@ function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, locati
   const epoch = deps.cache.epoch
   return deps.caps.allow(code, req.method !== 'HEAD').then((allowed) => {
     if (allowed) return location
-    deps.cache.set(code, EXHAUSTED, epoch)
+    deps.cache.exhaust(code, epoch)
     return EXHAUSTED
   })
 }
@@ -240,9 +234,7 @@ export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessa
 
 /** The page a browser gets for a code that does not redirect (visitor.ts), within the time budget. */
 const stoppedPageOf = (deps: RedirectDeps, code: string, known: Stop): Promise<Reply> =>
-  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, known === MISSING ? 'unknown' : known === EXPIRED ? 'expired' : known === EXHAUSTED ? 'exhausted' : 'stopped'))
-
-const prerenderedOf = (known: Stop) => (known === MISSING ? NOT_FOUND : known === EXPIRED ? GONE : known === EXHAUSTED ? USED_UP : STOPPED)
+  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, answerOf(known).page))
 
 /**
  * 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. Only on the way to
@@ -258,7 +250,7 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
   }
   if (known instanceof Guarded) {
     const step = pastGuard(deps, req, code, known, visitor.userAgent, language, visitor.forwardedFor)
-    if (step === ASK) return wantsPage(req) ? send(res, passwordReply(code, false), { 'x-request-id': requestId }) : sendPrerendered(res, LOCKED, requestId)
+    if (step === ASK) return wantsPage(req) ? send(res, passwordReply(code, 'link', { kind: 'ask' }), { 'x-request-id': requestId }) : sendPrerendered(res, LOCKED, requestId)
     if (step instanceof Promise) {
       const mine = { ...visitor } // on a hit, `visitor` is the scratch object of the next request
       return new Deadline(deps.config.dbTimeoutMs).run(step).then((decided) => answer(deps, req, res, code, decided, mine, language, requestId))
@@ -267,7 +259,7 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
     return typeof step === 'object' ? send(res, step.card, { 'x-request-id': requestId }) : answer(deps, req, res, code, step, visitor, language, requestId)
   }
   if (wantsPage(req)) return stoppedPageOf(deps, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
-  sendPrerendered(res, prerenderedOf(known), requestId)
+  sendPrerendered(res, PRERENDERED.get(known)!, requestId)
 }
 
 /** The general path (CORS, a body, no Host...): the same decision, as a Reply or an HttpError. */
@@ -287,17 +279,16 @@ function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<R
     const h = ctx.req.headers
     const step = pastGuard(ctx.deps, ctx.req, code, known, h['user-agent'], h['accept-language'], h['x-forwarded-for'] as string | undefined)
     if (step === ASK) {
-      if (wantsPage(ctx.req)) return passwordReply(code, false)
+      if (wantsPage(ctx.req)) return passwordReply(code, 'link', { kind: 'ask' })
       throw varied(linkPasswordRequired())
     }
     if (step instanceof Promise) return step.then((decided) => replyFor(ctx, code, decided))
     return typeof step === 'object' ? step.card : replyFor(ctx, code, step)
   }
-  if (typeof known !== 'string' && wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
-  if (known === MISSING) throw varied(linkNotFound())
-  if (known === EXPIRED) throw varied(linkExpired())
-  if (known === DISABLED) throw varied(linkDisabled())
-  if (known === EXHAUSTED) throw varied(linkExhausted())
+  if (typeof known !== 'string') {
+    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
+    throw varied(answerOf(known).error())
+  }
   const h = ctx.req.headers
   // Node joins a repeated X-Forwarded-For with ", ": a string, like every header but Set-Cookie.
   visit(ctx.deps, ctx.req, code, { userAgent: h['user-agent'], referer: h.referer, forwardedFor: h['x-forwarded-for'] as string | undefined, peer: undefined })
@@ -305,10 +296,11 @@ function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<R
 }
 
 /**
- * POST /r/{code} with {"password"} (JSON or a browser's form): the right password gives what a GET
- * of a link without one would (302 and a visit, or the cap's 410); a wrong one 401 again (the form
- * for a browser), held back longer after five per link or per address, as failed logins are. A
- * link without a password answers as its GET. No cookie: each visit asks again.
+ * POST /r/{code}/unlock with {"password"} (JSON or a browser's form): the right password gives what
+ * a GET of a link without one would (302 and a visit, or the cap's 410); a wrong one 401 again
+ * (the form for a browser). Each try is limited before any hashing, per address and per link
+ * (password-limits.ts takeUnlockAttempt): 429 with Retry-After. A link without a password answers
+ * as its GET. No cookie: each visit asks again.
  */
 export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<Reply> {
   const code = ctx.param
@@ -319,19 +311,25 @@ export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<
   const { password } = ctx.body
   const page = wantsPage(ctx.req)
   if (password === undefined || password === null || password === '') {
-    if (page) return passwordReply(code, false)
+    if (page) return passwordReply(code, 'below', { kind: 'ask' })
     throw varied(linkPasswordRequired())
   }
   if (typeof password !== 'string') throw invalidFields([{ field: 'password', code: 'TYPE', message: 'must be a string' }])
+  const address = clientKey(ctx)
+  try {
+    await takeUnlockAttempt(ctx.deps.buckets, code, address)
+  } catch (err) {
+    if (page && err instanceof HttpError && err.status === 429) return passwordReply(code, 'below', { kind: 'wait', seconds: Number(err.headers['retry-after']) })
+    throw err
+  }
   const stored = await findLinkPassword(ctx.deps.sql, code)
   const unlocked = new Guarded(known.location, known.capped, false, undefined, known.rules)
   // Removed meanwhile (the change is on its way to the cache): the link is open.
   if (stored === undefined) return replyFor(ctx, code, unlocked)
   const verdict = await ctx.deadline.excluding(ctx.deps.passwords.verify(password, stored, requester(ctx, `link ${code}`)))
   if (!verdict.ok) {
-    const delayMs = await noteFailedLinkPassword(ctx.deps.buckets, code, clientKey(ctx))
-    await ctx.deadline.excluding(sleep(delayMs))
-    if (page) return passwordReply(code, true)
+    await noteFailedLinkPassword(ctx.deps.buckets, code, address)
+    if (page) return passwordReply(code, 'below', { kind: 'wrong' })
     throw varied(linkPasswordRequired(true))
   }
   return replyFor(ctx, code, unlocked)

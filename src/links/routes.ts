@@ -4,7 +4,7 @@ import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, l
 import { csv, wantsCsv } from '../http/csv.js'
 import { Query } from '../http/query.js'
 import { json, noContent, type Reply } from '../http/reply.js'
-import { blockedOf, deleteLink, findLink, insertLink, insertLinks, listLinks, listTags, updateLink, type LinkRow } from './queries.js'
+import { blockedOf, deleteLink, findLink, insertLink, insertLinks, listLinks, listTags, updateLink, type CreateAllowance, type LinkRow } from './queries.js'
 import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import type { Rule } from './rules.js'
@@ -65,16 +65,18 @@ async function blockedFields(ctx: LinksCtx, url: string | undefined, rules: read
   return named.length === 0 ? ['url'] : named
 }
 
+/** The account's allowance of creates, taken in the create's own statement, across every node. */
+const allowanceOf = (config: LinksCtx['deps']['config']): CreateAllowance =>
+  ({ burst: config.linkCreateBurst, perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours })
+
 export async function createLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
   const input = parseLinkCreate(ctx.body)
   const { sql, cache, baseUrl, config } = ctx.deps
   refuseOwnShortLink(input.url, baseUrl)
   input.rules.forEach((rule, i) => refuseOwnShortLink(rule.url, baseUrl, `rules[${i}].url`))
-  // The account's creates a minute are taken in the same statement, across every node (create_link).
-  const allowance = { perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours }
   const passwordHash = input.password === null ? null : await hashOf(ctx, input.password)
-  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowance)
+  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowanceOf(config))
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked(await blockedFields(ctx, input.url, input.rules))
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
@@ -132,11 +134,10 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   const valid = checked.filter((c): c is LinkInput => !(c instanceof HttpError))
   const failed = valid.length < checked.length
   const { sql, cache, baseUrl, config } = ctx.deps
-  const allowance = { perMinute: config.linkCreatePerMinute, youngHours: config.newAccountHours }
   const outcomes =
     valid.length === 0 || (atomic === true && failed)
       ? valid.map(() => 'aborted' as const)
-      : await insertLinks(sql, session.userId, valid.map((v) => ({ ...v, location: toLocation(v.url), host: hostOf(v.url) })), MAX_LINKS_PER_ACCOUNT, atomic === true, allowance)
+      : await insertLinks(sql, session.userId, valid.map((v) => ({ ...v, location: toLocation(v.url), host: hostOf(v.url) })), MAX_LINKS_PER_ACCOUNT, atomic === true, allowanceOf(config))
   if (outcomes === 'no-user') throw unauthorized()
   let next = 0
   const results = checked.map((c) => {

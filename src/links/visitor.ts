@@ -6,12 +6,13 @@ import type { IncomingMessage } from 'node:http'
 import { appUrlFor } from '../config.js'
 import type { Ctx, Deps } from '../context.js'
 import { prefersHtml } from '../http/accept.js'
-import { linkDisabled, linkExhausted, linkExpired, linkNotFound } from '../http/errors.js'
+import { linkPasswordRequired } from '../http/errors.js'
 import type { Reply } from '../http/reply.js'
-import { cardPage, PAGE_HEADERS, PASSWORD_PAGE_HEADERS, passwordPage, previewPage, stoppedPage, type StoppedKind } from '../web/visitor-pages.js'
+import { cardPage, PAGE_HEADERS, PASSWORD_PAGE_HEADERS, passwordPage, previewPage, stoppedPage, type PasswordState, type StoppedKind } from '../web/visitor-pages.js'
 import type { CachedCard } from './redirect-cache.js'
 import { findForVisitor, type VisitorRow } from './queries.js'
 import { isShortCode, shortUrl } from './short-code.js'
+import { answerOf, DISABLED, MISSING, NO_EXPIRY, NO_START, stopOf, type Stop, type StopAnswer } from './link-state.js'
 
 type Uses = 'sql' | 'config' | 'baseUrl'
 
@@ -34,38 +35,56 @@ export const cardReply = (baseUrl: string, code: string, location: string, card:
   body: Buffer.from(cardPage(shortUrl(baseUrl, code), location, card)),
 })
 
-/** The form that asks a link's password (401), again after a wrong one. */
-export const passwordReply = (code: string, wrong: boolean): Reply => ({ status: 401, headers: { ...PASSWORD_PAGE_HEADERS }, body: Buffer.from(passwordPage(code, wrong)) })
+/**
+ * The form that asks a link's password (401), again after a wrong one, or after too many tries
+ * (429 with Retry-After). `from` is the path it is answered at: /r/{code} ('link'), or a path below
+ * it such as /r/{code}/unlock ('below'), so the form's relative action reaches /r/{code}/unlock
+ * behind any path prefix.
+ */
+export function passwordReply(code: string, from: 'link' | 'below', state: PasswordState): Reply {
+  const html = passwordPage(code, from === 'link' ? `${code}/unlock` : 'unlock', state)
+  if (state.kind !== 'wait') return { status: 401, headers: { ...PASSWORD_PAGE_HEADERS }, body: Buffer.from(html) }
+  return { status: 429, headers: { ...PASSWORD_PAGE_HEADERS, 'retry-after': String(state.seconds) }, body: Buffer.from(html) }
+}
 
 /**
  * The page for a code the redirect did not follow. A stopped link's reason is read now (the cache
  * keeps only that it is stopped): a page for people may cost a read that the redirect never does.
  */
-export async function stoppedReply(deps: Pick<Deps, Uses>, code: string, kind: 'unknown' | 'expired' | 'exhausted' | 'stopped'): Promise<Reply> {
+export async function stoppedReply(deps: Pick<Deps, Uses>, code: string, kind: StopAnswer['page']): Promise<Reply> {
   let shown: StoppedKind = kind === 'stopped' ? 'disabled' : kind
   if (kind === 'stopped') shown = (await findForVisitor(deps.sql, code))?.stopped ?? 'disabled'
   const { status, html } = stoppedPage(shown, isShortCode(code) ? code : undefined, reportUrl(deps, kind === 'unknown' ? undefined : code))
   return pageReply(status, html)
 }
 
-/** Why a link does not redirect, in the redirect's order (redirect.ts knownOf); undefined when it does. */
-function stateOf(link: VisitorRow | undefined, now: number): StoppedKind | undefined {
-  if (link === undefined) return 'unknown'
-  if (link.stopped !== null) return link.stopped
-  if (link.expires_at !== null && link.expires_at.getTime() <= now) return 'expired'
-  if (link.starts_at !== null && link.starts_at.getTime() > now) return 'unknown'
-  return link.exhausted ? 'exhausted' : undefined
+/** Where a link stops, by the one order of link-state.ts; undefined when it goes on. */
+function stopOfRow(link: VisitorRow | undefined): Stop | undefined {
+  if (link === undefined) return MISSING
+  return stopOf(link.stopped !== null, link.exhausted, link.expires_at?.getTime() ?? NO_EXPIRY, link.starts_at?.getTime() ?? NO_START, Date.now)
 }
 
-/** GET /r/{code}/preview: a working link's destination, without redirecting; the same 404 and 410 as the redirect otherwise. */
+/**
+ * GET /r/{code}/preview: a working link's destination, without redirecting. Anything else answers
+ * as the redirect does: the same 404 or 410, and for a link with a password the same 401 (the form
+ * for a browser), so the preview never shows what the password guards.
+ */
 export async function preview(ctx: Ctx<Uses>): Promise<Reply> {
   const code = ctx.param
   const link = isShortCode(code) ? await findForVisitor(ctx.deps.sql, code) : undefined
-  const kind = stateOf(link, Date.now())
-  if (kind !== undefined) {
-    if (!wantsPage(ctx.req)) throw kind === 'unknown' ? linkNotFound() : kind === 'expired' ? linkExpired() : kind === 'exhausted' ? linkExhausted() : linkDisabled()
+  const stop = stopOfRow(link)
+  const page = wantsPage(ctx.req)
+  if (stop !== undefined) {
+    const answer = answerOf(stop)
+    if (!page) throw answer.error()
+    // A stopped link's page names why; the other stops' pages are named as their answer's.
+    const kind = stop === DISABLED ? link!.stopped! : (answer.page as Exclude<StopAnswer['page'], 'stopped'>)
     const { status, html } = stoppedPage(kind, isShortCode(code) ? code : undefined, reportUrl(ctx.deps, kind === 'unknown' ? undefined : code))
     return pageReply(status, html)
+  }
+  if (link!.locked) {
+    if (page) return passwordReply(code, 'below', { kind: 'ask' })
+    throw linkPasswordRequired()
   }
   return pageReply(200, previewPage(code, shortUrl(ctx.deps.baseUrl, code), link!.url, reportUrl(ctx.deps, code)))
 }

@@ -31,16 +31,35 @@ export async function noteFailedLogin(buckets: LeakyBuckets, username: string): 
   return failureDelayMs(level)
 }
 
-/**
- * Counts a wrong guess of a link's password for the link and for the client's address, in the
- * login's shape (five free, then 0.5 s doubling up to 15 s); resolves to the longer hold-back.
- */
-export async function noteFailedLinkPassword(buckets: LeakyBuckets, code: string, address: string): Promise<number> {
-  const [link, from] = await Promise.all([
+// Guesses at a link's password (POST /r/{code}/unlock), refused with 429 before any hashing:
+// - every try from an address takes one of its ten, refilled at ten a minute, whatever the link;
+// - once a link has had ten wrong tries (draining one a minute), an address that has itself tried
+//   that link wrong within the last minute (per wrong try) is refused too, so many addresses together get
+//   about one guess each a minute. An address with no wrong try at the link (its owner's, a new
+//   visitor's) is never refused for the link's sake: a guesser cannot lock the right password out.
+const UNLOCKS_PER_ADDRESS = { limit: 10, drainPerSecond: 10 / 60 }
+const LINK_FREE_FAILURES = 10
+
+/** A bucket's level now, without adding (a limit of 0 never adds). */
+const levelOf = async (buckets: LeakyBuckets, key: string, drainPerSecond: number): Promise<number> => (await buckets.add(key, 0, drainPerSecond)).level
+
+/** Takes one try at a link's password for the client's address, or 429 (see above). */
+export async function takeUnlockAttempt(buckets: LeakyBuckets, code: string, address: string): Promise<void> {
+  const { limit, drainPerSecond } = UNLOCKS_PER_ADDRESS
+  const { added, level } = await buckets.add(`link-unlocks address ${address}`, limit, drainPerSecond)
+  if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
+  // The counts drain continuously: 9.9 is a tenth failure still, as in failureDelayMs.
+  if (Math.ceil(await levelOf(buckets, `link-password-failures ${code}`, FAILURES_DRAIN_PER_SECOND)) < LINK_FREE_FAILURES) return
+  const mine = await levelOf(buckets, `link-password-failures ${code} address ${address}`, FAILURES_DRAIN_PER_SECOND)
+  if (mine > 0) throw rateLimited(Math.max(1, Math.ceil(mine / FAILURES_DRAIN_PER_SECOND)))
+}
+
+/** Counts a wrong guess of a link's password, for the link and for the link and the client's address. */
+export async function noteFailedLinkPassword(buckets: LeakyBuckets, code: string, address: string): Promise<void> {
+  await Promise.all([
     buckets.add(`link-password-failures ${code}`, FAILURE_LEVEL_CAP, FAILURES_DRAIN_PER_SECOND),
-    buckets.add(`link-password-failures address ${address}`, FAILURE_LEVEL_CAP, FAILURES_DRAIN_PER_SECOND),
+    buckets.add(`link-password-failures ${code} address ${address}`, FAILURE_LEVEL_CAP, FAILURES_DRAIN_PER_SECOND),
   ])
-  return failureDelayMs(Math.max(link.level, from.level))
 }
 
 /** Takes one password change or deletion from the account's and the address's allowance, or 429. */

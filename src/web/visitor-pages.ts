@@ -38,8 +38,13 @@ const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64'
 
 /** No script, no source of anything but the page's own stylesheet; no form, no framing, no base. */
 export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
-/** The password page's: the same, but its one form may post to this origin. */
-const PASSWORD_PAGE_CSP = PAGE_CSP.replace("form-action 'none'", "form-action 'self'")
+/**
+ * The password page's: the same, but its one form may post. Browsers hold form-action to every
+ * redirect that follows the post too, and the right password's 302 leads to the link's destination,
+ * anywhere: so any http(s) target. The page has no script and shows only escaped text, so no one
+ * else can make it post.
+ */
+const PASSWORD_PAGE_CSP = PAGE_CSP.replace("form-action 'none'", 'form-action http: https:')
 
 /** The headers of every visitor page: its type and policy; never cached (a link's state changes). */
 export const PAGE_HEADERS = {
@@ -91,18 +96,27 @@ ${report}${reportOther}`
   return { status: what.status, html: page(what.title, body) }
 }
 
+/** What the password page says: ask, the last one was wrong, or wait this many seconds. */
+export type PasswordState = { kind: 'ask' } | { kind: 'wrong' } | { kind: 'wait'; seconds: number }
+
 /**
- * The form a browser gets for a link with a password (401): it posts the password to the same
- * path, which answers the 302, or this page again. No script; nothing about the destination.
+ * The form a browser gets for a link with a password (401): it posts the password to `action`
+ * (relative: /r/{code}/unlock), which answers the 302, or this page again. No script; nothing
+ * about the destination.
  */
-export function passwordPage(code: string, wrong: boolean): string {
-  const error = wrong ? `<p class="error" id="password-error" role="alert">That password is not right. Check it and try again.</p>\n` : ''
+export function passwordPage(code: string, action: string, state: PasswordState): string {
+  const error =
+    state.kind === 'wrong'
+      ? `<p class="error" id="password-error" role="alert">That password is not right. Check it and try again.</p>\n`
+      : state.kind === 'wait'
+      ? `<p class="error" id="password-error" role="alert">Too many tries. Wait ${state.seconds} ${state.seconds === 1 ? 'second' : 'seconds'}, then try again.</p>\n`
+      : ''
   const body = `<div class="panel"><p class="status">Password required</p>
 <h1>This short link is protected</h1>
 <p>Its owner gave it a password. Enter it to go on.</p>
-${error}<form method="post" action="${escapeHtml(code)}">
+${error}<form method="post" action="${escapeHtml(action)}">
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required autofocus${wrong ? ' aria-invalid="true" aria-describedby="password-error"' : ''}>
+<input id="password" name="password" type="password" autocomplete="current-password" required autofocus${error === '' ? '' : ' aria-invalid="true" aria-describedby="password-error"'}>
 <button class="button primary" type="submit">Open the link</button>
 </form>
 <p class="muted">Code: <span class="url">${escapeHtml(code)}</span></p></div>`

@@ -2,6 +2,8 @@
 // journey a person takes, each screen scanned by axe-core at 1280 and 360 px and photographed
 // (build/screenshots). Skipped, with a plain line saying so, where Chromium is not installed.
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import * as assert from 'uvu/assert'
 import { call, login, newUser, uniqueName, type User } from '../helpers/api.js'
@@ -633,6 +635,40 @@ if (browserAvailable()) {
       }
     }
     await unblockHost(ctx.srv.service.db.sql, host)
+  })
+
+  sizes('a password link opens in Chromium: the form posts to /r/{code}/unlock, a wrong password shows it again, the right one lands on the destination, counted once', async (ctx) => {
+    // The destination on another origin, as a link's usually is: the page's form-action must let the 302 through.
+    const landing = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html lang="en"><title>Landed</title><h1>Landed</h1></html>'))
+    await new Promise<void>((resolve) => landing.listen(0, '127.0.0.1', resolve))
+    try {
+      const destination = `http://127.0.0.1:${(landing.address() as AddressInfo).port}/landed`
+      const made = await call(ctx.srv.url, 'POST', '/api/v1/links', { token: ctx.user.token, body: { url: destination, password: 'open sesame' } })
+      const code = made.body.code as string
+      for (const width of [360, 1280]) {
+        const context = await ctx.browser.newContext({ viewport: { width, height: 800 } })
+        const page = await context.newPage()
+        const problems: string[] = []
+        watch(page, problems)
+        assert.is((await page.goto(`${ctx.srv.url}/r/${code}`))?.status(), 401)
+        await assertAccessible(page, `visitor-password at ${width} px`)
+        await screenshot(page, `visitor-password-${width}-light`)
+        await page.getByLabel('Password').fill('not the password')
+        await Promise.all([page.waitForURL(`${ctx.srv.url}/r/${code}/unlock`), page.getByRole('button', { name: 'Open the link' }).click()])
+        assert.match((await page.locator('#password-error').textContent()) ?? '', /not right/)
+        await assertAccessible(page, `visitor-password, wrong, at ${width} px`)
+        await page.getByLabel('Password').fill('open sesame')
+        await Promise.all([page.waitForURL(destination), page.getByRole('button', { name: 'Open the link' }).click()])
+        await page.getByRole('heading', { name: 'Landed' }).waitFor()
+        await context.close()
+        assert.equal(problems.filter((p) => !/status of (401)/.test(p)), [], `${width} px: no CSP refusal, no error`)
+      }
+      await ctx.srv.service.deps.visits.flush()
+      const link = await call(ctx.srv.url, 'GET', `/api/v1/links/${code}`, { token: ctx.user.token })
+      assert.is(link.body.visits, 2, 'one visit for each right password, none for the form or the wrong one')
+    } finally {
+      landing.close()
+    }
   })
 
   sizes('signed out, sign-in and sign-up pass axe-core at 360 px in the dark', async (ctx) => {

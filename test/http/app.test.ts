@@ -116,7 +116,9 @@ routing('a known path with another method answers 405 with an Allow header', asy
     ['POST', '/api/v1/links/abcdefgh', ['DELETE', 'GET', 'HEAD', 'PATCH']],
     ['POST', '/healthz', ['GET', 'HEAD']],
     ['DELETE', '/', ['GET', 'HEAD']],
-    ['PUT', '/r/abcdefgh', ['GET', 'HEAD', 'POST']],
+    ['PUT', '/r/abcdefgh', ['GET', 'HEAD']],
+    ['POST', '/r/abcdefgh', ['GET', 'HEAD']],
+    ['GET', '/r/abcdefgh/unlock', ['POST']],
     ['OPTIONS', '/api/v1/links', ['GET', 'HEAD', 'POST']],
   ]
   for (const [method, path, allow] of cases) {

@@ -139,7 +139,7 @@ test('a rule target listed after the rule was saved stops the whole link (410, d
 test('a password link with rules asks first, then follows the rules', async ({ srv, user }) => {
   const code = (await create(srv, user.token, { url: FALLBACK, password: 'correct horse', rules: [{ if: { device: 'ios' }, url: 'https://example.com/ios' }] })).body.code
   assert.is((await call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': IPHONE } })).status, 401)
-  const res = await call(srv.url, 'POST', `/r/${code}`, { headers: { 'user-agent': IPHONE }, body: { password: 'correct horse' } })
+  const res = await call(srv.url, 'POST', `/r/${code}/unlock`, { headers: { 'user-agent': IPHONE }, body: { password: 'correct horse' } })
   assert.equal([res.status, res.headers.get('location')], [302, 'https://example.com/ios'])
 })
 

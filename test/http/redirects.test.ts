@@ -1,6 +1,6 @@
 // Browser-facing routes (spec §4, contract §5).
 import * as assert from 'uvu/assert'
-import { call, newLink, newUser, type User } from '../helpers/api.js'
+import { assertError, call, newLink, newUser, type User } from '../helpers/api.js'
 import { header, raw } from '../helpers/raw.js'
 import { feedSettled, serverSuite } from '../helpers/server.js'
 
@@ -122,16 +122,22 @@ test('GET and HEAD / answer 301 to {APP_URL}/ without a doubled slash', async ({
   }
 })
 
-// issue 25: POST /r/{code} carries a link's password; PUT and DELETE stay 405
-test('POST /r/{code} takes a JSON or form body only (415 otherwise); PUT answers 405 with Allow: GET, HEAD, POST', async ({ srv, user }) => {
+// contract §5: /r/{code} is GET and HEAD only; any other method is 405 with Allow: GET, HEAD, before
+// anything else is checked (contract §2: method before media type and body)
+test('POST /r/{code} of an ordinary link, with any body or none, is 405 with Allow: GET, HEAD; so are PUT and DELETE', async ({ srv, user }) => {
   const link = await newLink(srv.url, user.token)
-  const res = await call(srv.url, 'POST', `/r/${link.code}`)
-  assert.is(res.status, 415)
-  assert.is(res.body.code, 'UNSUPPORTED_MEDIA_TYPE')
-  const put = await call(srv.url, 'PUT', `/r/${link.code}`)
-  assert.is(put.status, 405)
-  assert.is(put.headers.get('allow'), 'GET, HEAD, POST')
-  assert.is(put.body.code, 'METHOD_NOT_ALLOWED')
+  for (const [method, opts] of [
+    ['POST', {}],
+    ['POST', { body: { password: 'x' } }],
+    ['POST', { body: 'password=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+    ['POST', { body: 'x', headers: { 'content-type': 'text/plain' } }],
+    ['PUT', {}],
+    ['DELETE', {}],
+  ] as const) {
+    const res = await call(srv.url, method, `/r/${link.code}`, opts)
+    assertError(res, 405, 'METHOD_NOT_ALLOWED', `${method} ${JSON.stringify(opts)}`)
+    assert.is(res.headers.get('allow'), 'GET, HEAD')
+  }
 })
 
 // contract §4: visits counts GET redirects served (a HEAD is not a visit)

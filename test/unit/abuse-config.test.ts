@@ -4,9 +4,9 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { ConfigError, loadConfig } from '../../src/config.js'
 
-test('defaults: no feeds, refreshed hourly; 30 creates a minute; new accounts and suspension off', () => {
+test('defaults: no feeds, refreshed hourly; 60 creates at once, refilled at 30 a minute; new accounts and suspension off', () => {
   const c = loadConfig({})
-  assert.equal([c.blocklistSources, c.blocklistRefreshSeconds, c.linkCreatePerMinute, c.newAccountHours, c.reportsSuspendAfter], [[], 3600, 30, 0, 0])
+  assert.equal([c.blocklistSources, c.blocklistRefreshSeconds, c.linkCreateBurst, c.linkCreatePerMinute, c.newAccountHours, c.reportsSuspendAfter], [[], 3600, 60, 30, 0, 0])
 })
 
 test('BLOCKLIST_SOURCES: URLs as given, files resolved against the working directory, each named as written', () => {
@@ -25,6 +25,7 @@ test('BLOCKLIST_SOURCES refuses other schemes, a source twice and the name "manu
     [{ BLOCKLIST_SOURCES: 'manual' }, /"manual" names the operator's own entries/],
     [{ BLOCKLIST_REFRESH_S: '4' }, /BLOCKLIST_REFRESH_S must be an integer from 5/],
     [{ LINK_CREATE_PER_MINUTE: '0' }, /LINK_CREATE_PER_MINUTE must be an integer from 1/],
+    [{ LINK_CREATE_BURST: '0' }, /LINK_CREATE_BURST must be an integer from 1/],
     [{ NEW_ACCOUNT_HOURS: '-1' }, /NEW_ACCOUNT_HOURS must be an integer/],
     [{ REPORTS_SUSPEND_AFTER: 'x' }, /REPORTS_SUSPEND_AFTER must be an integer/],
   ] as Array<[Record<string, string>, RegExp]>) {

@@ -53,7 +53,7 @@ test('SQLSTATEs of a database that cannot serve now are unavailable, whatever th
 test('a create whose statement answers no row (an answer lost with its connection) is a lost connection, not a crash', async () => {
   const emptyAnswer = (() => Promise.resolve([])) as unknown as Sql
   const link = { url: 'https://example.com/', location: 'https://example.com/', host: 'example.com', expiresAt: null, startsAt: null, maxVisits: null, passwordHash: null, tags: [], rules: [], title: null, description: null, imageUrl: null }
-  const err = await insertLink(emptyAnswer, '00000000-0000-0000-0000-000000000000', link, 50, { perMinute: 30, youngHours: 0 }).then(() => undefined, (e: unknown) => e)
+  const err = await insertLink(emptyAnswer, '00000000-0000-0000-0000-000000000000', link, 50, { burst: 60, perMinute: 30, youngHours: 0 }).then(() => undefined, (e: unknown) => e)
   assert.ok(err instanceof Error, 'it fails')
   assert.ok(isConnectionError(err), 'as a 503')
   assert.ok(isConnectionLost(err), 'worth a retry')

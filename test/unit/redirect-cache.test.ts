@@ -4,7 +4,8 @@
 // serve a stale Location).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { Guarded, DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY, RedirectCache } from '../../src/links/redirect-cache.js'
+import { DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY } from '../../src/links/link-state.js'
+import { Guarded, RedirectCache } from '../../src/links/redirect-cache.js'
 
 /** A cache on a fake clock; `at(ms)` moves the clock. */
 function fakeCache(maxBytes: number, negativeMs = 5_000): { cache: RedirectCache; at(ms: number): void } {
