@@ -14,6 +14,7 @@ import { listSources } from './blocklist/queries.js'
 import { startRefreshJob, type RefreshJob } from './blocklist/refresh.js'
 import { Circuit } from './db/circuit.js'
 import { openDatabase } from './db/open.js'
+import { retryingConflicts } from './db/retry.js'
 import { FLUSH_ALL } from './db/channels.js'
 import { ReadPools } from './db/read-pools.js'
 import type { Database, Sql } from './db/types.js'
@@ -157,7 +158,9 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
 
     const deps: Deps = {
       config,
-      sql: db.sql,
+      // A request's statement or transaction that loses a deadlock (or a serialization failure)
+      // is run again (db/retry.ts): the user never sees the database's conflicts as a 503.
+      sql: retryingConflicts(db.sql, (err) => log.debug('database conflict; running it again', { code: (err as { code: string }).code })),
       baseUrl: '', // set once the port is known
       limiter,
       cache,

@@ -2,7 +2,8 @@
 // fresh PostgreSQL database, starts the service on it, makes 4 accounts, and from 3 s after
 // "listening" (the job's first run is at 5 s: on a fresh database it creates the partitions of
 // yesterday to 3 days ahead, DDL under table locks) has 8 clients, two per account, create and
-// delete links for 4 s (the creation allowance raised out of the way). Prints each run's answers by status, and the 5xx in all.
+// delete links for 4 s (the creation allowance raised out of the way). Prints each run's answers by
+// status, the day partitions the job made by the end (0: it never did its work), and the 5xx in all.
 // Needs a build (npm run build, or the test build: BENCH_SERVER=build/src/server.js) and
 // PostgreSQL at BENCH_ADMIN_URL (default: the local server).
 //   node scripts/bench/maintenance-churn.mjs [runs, 3] [seconds, 4]
@@ -71,7 +72,11 @@ async function oneRun(tmp, run) {
       }),
     )
     const log = readFileSync(logFile, 'utf8')
-    return { statuses, jobWarnings: log.split('\n').filter((l) => l.includes('statistics job')).length }
+    // Whether the job did its work: the day partitions of visit_days it made (0 when it never ran)
+    const db = postgres(url.toString(), { max: 1, onnotice: () => {} })
+    const [{ n }] = await db`select count(*)::int as n from pg_inherits where inhparent = 'visit_days'::regclass and inhrelid <> 'visit_days_default'::regclass`
+    await db.end({ timeout: 1 })
+    return { statuses, partitions: n, jobWarnings: log.split('\n').filter((l) => l.includes('statistics job')).length }
   } finally {
     if (child !== undefined) await stopChild(child, 5_000)
     await admin`drop database if exists ${admin(name)} with (force)`
@@ -83,11 +88,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'bench-churn-'))
 let total5xx = 0
 try {
   for (let run = 1; run <= RUNS; run++) {
-    const { statuses, jobWarnings } = await oneRun(tmp, run)
+    const { statuses, partitions, jobWarnings } = await oneRun(tmp, run)
     const fives = [...statuses].filter(([s]) => s >= 500).reduce((n, [, k]) => n + k, 0)
     total5xx += fives
     const shown = [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')
-    say(`run ${run}: ${shown}; 5xx ${fives}; statistics job log lines ${jobWarnings}`)
+    say(`run ${run}: ${shown}; 5xx ${fives}; day partitions of visit_days made ${partitions}; statistics job warnings ${jobWarnings}`)
   }
   say(`5xx in ${RUNS} runs of ${SECONDS} s (${CLIENTS} clients, ${ACCOUNTS} accounts, from ${ROOT}/${SERVER}): ${total5xx}`)
 } finally {

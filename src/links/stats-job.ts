@@ -2,14 +2,19 @@
 // lock): a UTC day that ended more than REDUCE_GRACE_MS ago has its visitor hashes reduced to a
 // count and deleted with its salt; days older than STATS_RETENTION_DAYS are dropped, partitions
 // and all, the partitions of yesterday to DAYS_AHEAD days ahead are there (sql/0016), and a
-// finished month's days are merged into one partition (sql/0019).
+// finished month's days are merged into one partition (sql/0019). The partition work yields to
+// users (sql/0021): when it cannot have its table locks at once it does nothing, and runs again
+// YIELD_RETRY_MS later (with jitter) rather than at the next 10 minutes.
+import { isConflictVictim } from '../db/retry.js'
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
-import { runStatsJob } from './stats-queries.js'
+import { maintainStats } from './stats-queries.js'
 import { dateOf } from './visits.js'
 
 const JOB_EVERY_MS = 10 * 60_000
 const FIRST_RUN_MS = 5_000
+/** After yielding, the job runs again in this many milliseconds, plus up to as much again at random. */
+export const YIELD_RETRY_MS = 10_000
 const DAY_MS = 86_400_000
 /** The coming days' partitions exist this many days ahead: a job that cannot run for a while
  *  (the database away) does not leave the flushes writing to the default partition. */
@@ -38,16 +43,36 @@ export function statsJobBounds(nowMs: number, retentionDays: number): { reduceBe
   }
 }
 
+/** The job gave way: its locks were not to be had in time (55P03), or it lost a conflict (40P01, 40001). */
+const gaveWay = (err: unknown) => (err as { code?: unknown } | null)?.code === '55P03' || isConflictVictim(err)
+
 export function startStatsJob(sql: Sql, log: Logger, retentionDays: number): { stop(): void } {
+  let retry: NodeJS.Timeout | undefined
+  const soon = () => {
+    const inMs = Math.round(YIELD_RETRY_MS * (1 + Math.random()))
+    log.debug('statistics job yielded to users; trying again soon', { retry_in_ms: inMs })
+    clearTimeout(retry)
+    retry = setTimeout(run, inMs).unref()
+  }
   const run = () => {
+    clearTimeout(retry)
     const { reduceBefore, keepFrom, createFrom, aheadTo } = statsJobBounds(Date.now(), retentionDays)
-    runStatsJob(sql, reduceBefore, keepFrom, createFrom, aheadTo).catch((err: unknown) => log.warn('statistics job failed; retrying later', { err }))
+    maintainStats(sql, reduceBefore, keepFrom, createFrom, aheadTo).then(
+      (outcome) => {
+        if (outcome === 'yielded') soon()
+      },
+      (err: unknown) => {
+        if (gaveWay(err)) soon()
+        else log.warn('statistics job failed; retrying later', { err })
+      },
+    )
   }
   const first = setTimeout(run, FIRST_RUN_MS).unref()
   const timer = setInterval(run, JOB_EVERY_MS).unref()
   return {
     stop() {
       clearTimeout(first)
+      clearTimeout(retry)
       clearInterval(timer)
     },
   }

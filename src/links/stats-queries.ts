@@ -201,28 +201,37 @@ export async function daySalt(sql: Sql, day: string): Promise<Buffer> {
   return row!.salt
 }
 
+/** How a run of the daily job ended: done (the partitions of visit_days it dropped), another node
+ *  was running it, or it yielded: it could not have its table locks at once (users held them). */
+export type StatsJobOutcome = { dropped: number } | 'elsewhere' | 'yielded'
+
 /**
  * The daily job: days before `reduceBefore` lose their salt (no flush adds to them any more); the
  * statistics' partitions of days before `keepFrom` are detached and dropped, and those of the days
  * from `createFrom` to `aheadTo` created (sql/0016), as are those of days a row landed on without
  * one; the oldest whole month within retention that ended before `createFrom` is merged into one
  * partition, and merged months past retention dropped (sql/0019); flush ids older than two days
- * are deleted. One node at a time (the others skip it). Returns undefined when another node was
- * running it, else the partitions of visit_days dropped (days, or merged months).
+ * are deleted. One node at a time (the others skip it). The partition work takes its table locks
+ * first, in one order, with a short lock_timeout, and yields to users when it cannot have them
+ * (sql/0021): nothing is done then, and the caller runs it again later.
  */
-export function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string, createFrom: string, aheadTo: string): Promise<number | undefined> {
-  return sql.begin(async (tx) => {
+export function maintainStats(sql: Sql, reduceBefore: string, keepFrom: string, createFrom: string, aheadTo: string): Promise<StatsJobOutcome> {
+  return sql.begin(async (tx): Promise<StatsJobOutcome> => {
     const [lock] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${STATS_JOB_LOCK}) as locked`
-    if (!lock!.locked) return undefined
-    // Detaching and attaching lock the statistics' tables: behind a long read, give up rather than
-    // hold every flush waiting in the line behind this job. The next run tries again.
-    await tx`set local lock_timeout = '2s'`
-    const [kept] = await tx<{ dropped: number }[]>`
+    if (!lock!.locked) return 'elsewhere'
+    const [kept] = await tx<{ dropped: number | null }[]>`
       select visit_stats_maintain(${keepFrom}::date, ${createFrom}::date, ${aheadTo}::date) as dropped`
+    if (kept!.dropped === null) return 'yielded'
     await tx`delete from visit_salts where day < ${reduceBefore}::date`
     await tx`delete from visit_flushes where at < now() - interval '2 days'`
-    return kept!.dropped
+    return { dropped: kept!.dropped }
   })
+}
+
+/** maintainStats as a number: the partitions of visit_days dropped, or undefined when it did not run (another node ran it, or it yielded). */
+export async function runStatsJob(sql: Sql, reduceBefore: string, keepFrom: string, createFrom: string, aheadTo: string): Promise<number | undefined> {
+  const outcome = await maintainStats(sql, reduceBefore, keepFrom, createFrom, aheadTo)
+  return typeof outcome === 'object' ? outcome.dropped : undefined
 }
 
 export interface DayCounts {
