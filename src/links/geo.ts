@@ -7,6 +7,7 @@ import { access, constants } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { isIP } from 'node:net'
 import { Reader, type Response } from 'mmdb-lib'
+import { firstAddressOf, unwrapIpv4 } from '../address.js'
 import type { Logger } from '../log.js'
 
 export const UNKNOWN_COUNTRY = 'unknown'
@@ -59,8 +60,7 @@ function lookupIn(reader: Reader<CountryRecord>): CountryOf {
   return (address) => {
     // Node gives IPv4 peers of a dual-stack socket as IPv4-mapped IPv6, which the databases key as
     // IPv4; the tally keeps an IPv6 visitor by its /64 ("2001:db8:1:2::/64"), looked up as its first address.
-    const unmapped = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
-    const ip = unmapped.endsWith('::/64') ? unmapped.slice(0, -3) : unmapped
+    const ip = firstAddressOf(unwrapIpv4(address))
     if (isIP(ip) === 0) return UNKNOWN_COUNTRY
     return countryOfRecord(reader.get(ip))
   }

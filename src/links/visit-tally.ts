@@ -6,6 +6,7 @@
 // done in bulk when the arrays are folded (every FOLD_EVERY visits, and at each flush), once per
 // distinct string: the cached redirect keeps its rate (docs/performance.md).
 import type { BlockList } from 'node:net'
+import { clientKeyOf } from '../address.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { isBot } from './bots.js'
 import { DIRECT, OTHER, referrerHost } from './referrer.js'
@@ -281,17 +282,6 @@ const countVisitors = (d: DayPending): number => d.visitors.size
 /**
  * Who counts as one visitor: the client address alone, whatever User-Agent it sends, so no
  * client can pass for many by varying it; an IPv6 address by its /64, which one subscriber
- * holds whole. (Visitors behind one NAT count as one.)
+ * holds whole (address.ts). (Visitors behind one NAT count as one.)
  */
-export function visitorKey(address: string): string {
-  if (!address.includes(':')) return address
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped !== null) return mapped[1]!
-  const [head = '', tail] = address.toLowerCase().split('::')
-  const groups = head === '' ? [] : head.split(':')
-  if (tail !== undefined) {
-    const after = tail === '' ? [] : tail.split(':')
-    groups.push(...Array<string>(Math.max(0, 8 - groups.length - after.length)).fill('0'), ...after)
-  }
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
-}
+const visitorKey = clientKeyOf

@@ -2,6 +2,10 @@
 // trusted proxy; then the right-most X-Forwarded-For address that is not a trusted proxy.
 import type { IncomingMessage } from 'node:http'
 import { isIP, type BlockList } from 'node:net'
+import { clientKeyOf, unwrapIpv4 } from '../address.js'
+
+/** IPv4-mapped IPv6 (::ffff:1.2.3.4), and any IPv6 that carries an IPv4 address, counts as that address (address.ts). */
+const plain = unwrapIpv4
 
 export function clientIp(req: IncomingMessage, trustProxy: BlockList | undefined): string {
   return clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustProxy)
@@ -26,11 +30,6 @@ export function clientAddress(
   return peer
 }
 
-/** IPv4-mapped IPv6 (::ffff:1.2.3.4) counts as the plain IPv4 address. */
-function plain(address: string): string {
-  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
-}
-
 // BlockList.check is a native call of about 1 µs, and a redirect with a country rule asks it on
 // every visit: its answers for an address are remembered (a proxy has few addresses; the memo is
 // emptied when full, as forwarded hops are the client's to choose).
@@ -51,21 +50,4 @@ function isTrusted(list: BlockList, address: string): boolean {
 }
 
 /** The key a client is counted under: its address (contract §7), an IPv6 one by /64. */
-export const clientKey = (req: IncomingMessage, trustProxy: BlockList | undefined): string => rateLimitKey(clientIp(req, trustProxy))
-
-/**
- * The rate-limit bucket of an address. IPv6 clients are grouped by /64, the usual size of one
- * site's network: counting each IPv6 address alone would give every client 2^64 buckets.
- */
-export function rateLimitKey(address: string): string {
-  if (isIP(address) !== 6) return address
-  const [head = '', tail] = address.split('::') as [string, string | undefined]
-  const groups = (s: string) => (s === '' ? [] : s.split(':'))
-  // A trailing dotted quad (::ffff:1.2.3.4 forms) fills two groups.
-  const width = (gs: string[]) => gs.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0)
-  const left = groups(head)
-  const right = tail === undefined ? [] : groups(tail)
-  const zeros = tail === undefined ? [] : Array<string>(8 - width(left) - width(right)).fill('0')
-  const full = [...left, ...zeros, ...right]
-  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`
-}
+export const clientKey = (req: IncomingMessage, trustProxy: BlockList | undefined): string => clientKeyOf(clientIp(req, trustProxy))

@@ -3,6 +3,7 @@
 // so that an owner cannot make the service call into its own network.
 import { BlockList, isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
+import { ipv4sIn } from '../address.js'
 
 const V4 = [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
@@ -11,6 +12,7 @@ const V4 = [
 ] as const
 const V6 = [
   ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): translated into a private network
 ] as const
 
 function forbiddenList(): BlockList {
@@ -25,24 +27,15 @@ function forbiddenList(): BlockList {
 
 let list: BlockList | undefined
 
-/** IPv4 carried in an IPv6 address (mapped ::ffff:a.b.c.d, or NAT64 64:ff9b::/96), else undefined. */
-function embeddedV4(address: string): string | undefined {
-  const m = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address)
-  if (m === null) return undefined
-  if (m[1] !== undefined) return m[1]
-  const hi = parseInt(m[2]!, 16)
-  const lo = parseInt(m[3]!, 16)
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
-}
-
 /** True when a webhook must not connect to this IP address (anything not an IP is refused too). */
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 0) return true
   list ??= forbiddenList()
   if (family === 6) {
-    const v4 = embeddedV4(address)
-    if (v4 !== undefined) return list.check(v4, 'ipv4')
+    // An IPv6 address that leads to IPv4 ones (mapped, NAT64, 6to4, Teredo...) is as forbidden as they are.
+    const v4s = ipv4sIn(address)
+    if (v4s.length > 0) return v4s.some((v4) => list!.check(v4, 'ipv4'))
   }
   return list.check(address, family === 4 ? 'ipv4' : 'ipv6')
 }

@@ -35,7 +35,7 @@ const CANONICAL_HOSTS: Array<[string, string]> = [
   ['[::]', '[::]'],
   ['[2001:db8::10.0.0.1]', '[2001:db8::a00:1]'],
   ['[64:ff9b:1::a00:1]', '[64:ff9b:1::a00:1]'],
-  ['[::ffff:0:a00:1]', '[::ffff:0:a00:1]'],
+  ['[::ffff:0:a00:1]', '10.0.0.1'],
 ]
 
 test('one canonical host: all trailing dots stripped, IPv4 written as IPv6 (mapped, compatible, NAT64) is the IPv4 address', () => {

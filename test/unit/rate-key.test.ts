@@ -3,7 +3,8 @@
 import { BlockList } from 'node:net'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { clientAddress, rateLimitKey } from '../../src/ratelimit/client-ip.js'
+import { clientKeyOf as rateLimitKey } from '../../src/address.js'
+import { clientAddress } from '../../src/ratelimit/client-ip.js'
 
 test('IPv4 addresses are their own key', () => {
   assert.is(rateLimitKey('203.0.113.7'), '203.0.113.7')
@@ -24,8 +25,13 @@ test('IPv6 addresses in different /64s get different keys', () => {
   assert.is(rateLimitKey('fe80::1'), 'fe80:0:0:0::/64')
   assert.is(rateLimitKey('1::'), '1:0:0:0::/64')
   assert.is(rateLimitKey('1:2:3:4:5:6:7:8'), '1:2:3:4::/64')
-  assert.is(rateLimitKey('64:ff9b::192.0.2.1'), '64:ff9b:0:0::/64')
   assert.is(rateLimitKey('1:2:3::4:1.2.3.4'), '1:2:3:0::/64')
+})
+
+test('an IPv6 address that carries an IPv4 one (mapped, NAT64, 6to4) counts as that IPv4 address', () => {
+  assert.is(rateLimitKey('::ffff:192.0.2.1'), '192.0.2.1')
+  assert.is(rateLimitKey('64:ff9b::192.0.2.1'), '192.0.2.1')
+  assert.is(rateLimitKey('2002:c000:201::1'), '192.0.2.1')
 })
 
 test('TRUST_PROXY: a trusted peer\'s X-Forwarded-For names the client, an untrusted one\'s is ignored, for thousands of addresses in turn (the trust memo empties and refills)', () => {

@@ -49,6 +49,10 @@ test('a webhook url is https, and not a forbidden literal address, unless the co
   assert.equal(fieldsOf(() => parseWebhook({ url: 'http://hooks.example/', events: ['link.created'] }, strict, true)), ['url INVALID'])
   assert.equal(fieldsOf(() => parseWebhook({ url: 'https://127.0.0.1/', events: ['link.created'] }, strict, true)), ['url INVALID'])
   assert.equal(fieldsOf(() => parseWebhook({ url: 'https://[::1]:8443/', events: ['link.created'] }, strict, true)), ['url INVALID'])
+  // IPv4 inside IPv6, in every form (address.ts): compatible, translated, 6to4, Teredo, NAT64 (local-use too)
+  for (const literal of ['[::7f00:1]', '[::ffff:0:7f00:1]', '[2002:7f00:1::1]', '[2001:0:7f00:1::]', '[64:ff9b:1::7f00:1]', '[64:ff9b::a9fe:a9fe]']) {
+    assert.equal(fieldsOf(() => parseWebhook({ url: `https://${literal}/`, events: ['link.created'] }, strict, true)), ['url INVALID'], literal)
+  }
   assert.equal(fieldsOf(() => parseWebhook({ url: 'http://127.0.0.1/', events: ['link.created'] }, { allowHttp: true, allowPrivate: true }, true)), [])
   assert.equal(fieldsOf(() => parseWebhook({ url: 'https://hooks.example/', events: ['link.visited'] }, strict, true)), ['events INVALID'])
   assert.equal(fieldsOf(() => parseWebhook({}, strict, true)), ['url REQUIRED', 'events REQUIRED'])
