@@ -11,10 +11,12 @@ export class Query {
     this.#params = new URLSearchParams(q === -1 ? '' : target!.slice(q + 1))
   }
 
-  /** The parameter's value; undefined when absent or empty. Given twice, it is refused. */
+  /** The parameter's value; undefined when absent or empty. Given twice, or holding U+0000, it is refused. */
   string(name: string): string | undefined {
     const values = this.#params.getAll(name)
     if (values.length > 1) return this.fail(name, 'INVALID', 'must be given at most once')
+    // As in a body (contract §1): U+0000 makes a value invalid (PostgreSQL's text cannot hold it).
+    if (values[0]?.includes('\u0000')) return this.fail(name, 'INVALID', 'must not contain U+0000')
     return values[0] === '' ? undefined : values[0]
   }
 

@@ -305,6 +305,21 @@ export async function blockedOf(sql: Sql, hosts: string[]): Promise<boolean[]> {
   return rows.map((r) => r.blocked)
 }
 
+/**
+ * Whether the account may create a link now, as create_link will decide, read only: 'limit' at the
+ * cap, the seconds to wait when its allowance is empty, else 'ok'. For a create that costs work
+ * before its statement (a password's hash): create_link decides again, atomically.
+ */
+export async function createRoom(sql: Sql, userId: string, maxLinks: number, allowance: CreateAllowance): Promise<'ok' | 'limit' | { retryAfterSeconds: number }> {
+  const [row] = await sql<{ n: number; burst: number; per_second: number; level: number }[]>`
+    select (select count(*)::int from links l where l.user_id = ${userId} and l.deleted_at is null) as n, a.burst, a.per_second,
+           leaky_bucket_level(${`creates account ${userId}`}, a.per_second) as level
+    from create_allowance(${userId}::uuid, ${allowance.burst}, ${allowance.perMinute}, ${allowance.youngHours}) a`
+  if (row === undefined || row.n >= maxLinks) return row === undefined ? 'ok' : 'limit'
+  if (row.level + 1 <= row.burst) return 'ok'
+  return { retryAfterSeconds: Math.max(1, Math.ceil((row.level + 1 - row.burst) / row.per_second)) }
+}
+
 /** Leaves a tombstone (tombstone_links in sql/0008_one_statement_per_rule.sql). */
 export async function deleteLink(sql: Sql, userId: string, code: string): Promise<boolean> {
   const rows = await sql`select tombstone_links(${userId}, ${code}, ${LINK_CHANNEL})`

@@ -4,7 +4,8 @@ import { batchAborted, codeTaken, HttpError, invalidFields, linkLimitExceeded, l
 import { csv, wantsCsv } from '../http/csv.js'
 import { Query } from '../http/query.js'
 import { json, noContent, type Reply } from '../http/reply.js'
-import { blockedOf, deleteLink, findLink, insertLink, insertLinks, listLinks, listTags, updateLink, type CreateAllowance, type LinkRow } from './queries.js'
+import { takeLinkPasswordChange } from '../ratelimit/password-limits.js'
+import { blockedOf, createRoom, deleteLink, findLink, insertLink, insertLinks, listLinks, listTags, updateLink, type CreateAllowance, type LinkRow } from './queries.js'
 import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import type { Rule } from './rules.js'
@@ -15,7 +16,7 @@ export const MAX_LINKS_PER_ACCOUNT = 50
 export const MAX_BULK_ITEMS = 50
 
 /** What the link routes may touch. */
-type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords'>
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords' | 'buckets'>
 
 const present = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
@@ -53,6 +54,13 @@ function refuseOwnShortLink(url: string, baseUrl: string, field = 'url'): void {
   }
 }
 
+/** A card's image is loaded from its host by others' apps: one on the block list is refused as a url is (422 on image_url). */
+async function refuseBlockedImage(ctx: LinksCtx, imageUrl: string | null | undefined): Promise<void> {
+  if (imageUrl === null || imageUrl === undefined) return
+  const [blocked] = await blockedOf(ctx.deps.sql, [hostOf(imageUrl)])
+  if (blocked) throw urlBlocked(['image_url'])
+}
+
 /**
  * After a refusal for a blocked host, which urls have one: the link's url and its rules' targets
  * ("rules[2].url"). The link's url alone when none has any more (the list changed meanwhile).
@@ -75,6 +83,13 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   const { sql, cache, baseUrl, config } = ctx.deps
   refuseOwnShortLink(input.url, baseUrl)
   input.rules.forEach((rule, i) => refuseOwnShortLink(rule.url, baseUrl, `rules[${i}].url`))
+  await refuseBlockedImage(ctx, input.imageUrl)
+  // A password is hashed before the create's statement: not for a create the cap or the limit refuses.
+  if (input.password !== null) {
+    const room = await createRoom(sql, session.userId, MAX_LINKS_PER_ACCOUNT, allowanceOf(config))
+    if (room === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
+    if (room !== 'ok') throw rateLimited(room.retryAfterSeconds)
+  }
   const passwordHash = input.password === null ? null : await hashOf(ctx, input.password)
   const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowanceOf(config))
   if (result === 'no-user') throw unauthorized()
@@ -193,6 +208,8 @@ export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
   rest.rules?.forEach((rule, i) => refuseOwnShortLink(rule.url, ctx.deps.baseUrl, `rules[${i}].url`))
+  await refuseBlockedImage(ctx, rest.imageUrl)
+  if (typeof password === 'string') await takeLinkPasswordChange(ctx.deps.buckets, session.userId)
   const passwordHash = password === undefined || password === null ? password : await hashOf(ctx, password)
   const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...rest, passwordHash }
   const link = await updateLink(ctx.deps.sql, session.userId, code, change)

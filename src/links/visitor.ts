@@ -59,7 +59,7 @@ export async function stoppedReply(deps: Pick<Deps, Uses>, code: string, kind: S
 }
 
 /** Where a link stops, by the one order of link-state.ts; undefined when it goes on. */
-function stopOfRow(link: VisitorRow | undefined): Stop | undefined {
+export function stopOfRow(link: VisitorRow | undefined): Stop | undefined {
   if (link === undefined) return MISSING
   return stopOf(link.stopped !== null, link.exhausted, link.expires_at?.getTime() ?? NO_EXPIRY, link.starts_at?.getTime() ?? NO_START, Date.now)
 }

@@ -62,6 +62,16 @@ export async function noteFailedLinkPassword(buckets: LeakyBuckets, code: string
   ])
 }
 
+// A link's password set by a PATCH is hashed: twenty at once per account, then twenty a minute.
+const LINK_PASSWORD_CHANGES = { limit: 20, drainPerSecond: 20 / 60 }
+
+/** Takes one change of a link's password from the account's allowance, or 429 (before any hashing). */
+export async function takeLinkPasswordChange(buckets: LeakyBuckets, userId: string): Promise<void> {
+  const { limit, drainPerSecond } = LINK_PASSWORD_CHANGES
+  const { added, level } = await buckets.add(`link-password-changes account ${userId}`, limit, drainPerSecond)
+  if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
+}
+
 /** Takes one password change or deletion from the account's and the address's allowance, or 429. */
 export async function takeChangeAllowance(buckets: LeakyBuckets, userId: string, address: string): Promise<void> {
   const rules = [

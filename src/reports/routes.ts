@@ -6,6 +6,9 @@ import { Fields } from '../http/fields.js'
 import { linkNotFound, rateLimited } from '../http/errors.js'
 import { json, type Reply } from '../http/reply.js'
 import { isShortCode } from '../links/short-code.js'
+import { findForVisitor } from '../links/queries.js'
+import { MISSING } from '../links/link-state.js'
+import { stopOfRow } from '../links/visitor.js'
 import { fileReport, REASONS, type NewReport, type Reason } from './queries.js'
 
 export const MAX_DETAILS_CHARS = 1000
@@ -42,6 +45,8 @@ export async function createReport(ctx: Ctx): Promise<Reply> {
   const address = clientKey(ctx)
   const { added, level } = await ctx.deps.buckets.add(`reports address ${address}`, REPORTS_PER_ADDRESS.limit, REPORTS_PER_ADDRESS.drainPerSecond)
   if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - REPORTS_PER_ADDRESS.limit) / REPORTS_PER_ADDRESS.drainPerSecond)))
+  // A link before its start is, to anyone but its owner, an unknown code (link-state.ts).
+  if (stopOfRow(await findForVisitor(ctx.deps.sql, report.code)) === MISSING) throw linkNotFound()
   const reporter = createHash('sha256').update(address).digest('base64url')
   const { outcome, suspended } = await fileReport(ctx.deps.sql, { ...report, reporter }, ctx.deps.config.reportsSuspendAfter)
   if (outcome === 'no-link') throw linkNotFound()

@@ -20,6 +20,11 @@ export interface SendResult {
   durationMs: number
 }
 
+// A name that does not resolve and one that resolves only to forbidden addresses fail alike, so
+// an owner cannot learn from a delivery's error which internal names exist.
+const NAME_ERRORS = new Set(['FORBIDDEN_ADDRESS', 'ENOTFOUND', 'EAI_AGAIN', 'ENODATA', 'EAI_NODATA', 'EAI_NONAME'])
+const NO_ADDRESS = 'no address a webhook may reach (the name does not resolve, or only to forbidden addresses)'
+
 /** A lookup that answers only addresses a webhook may reach. */
 function safeLookup(allowPrivate: boolean): LookupFunction {
   return ((hostname: string, options: LookupOneOptions | LookupAllOptions, callback: (...args: unknown[]) => void) => {
@@ -82,7 +87,7 @@ export function postWebhook(
         }
       })
     })
-    req.on('error', (err: NodeJS.ErrnoException) => finish({ error: err.code === 'FORBIDDEN_ADDRESS' ? err.message : (err.code ?? err.message) }))
+    req.on('error', (err: NodeJS.ErrnoException) => finish({ error: NAME_ERRORS.has(err.code ?? '') ? NO_ADDRESS : (err.code ?? err.message) }))
     req.on('response', (res) => {
       const status = res.statusCode ?? 0
       const outcome = status >= 200 && status < 300 ? { status } : { status, error: `answered ${status}` }

@@ -89,6 +89,9 @@ test('a name that resolves to a forbidden address is not connected to; nor is a 
     assert.is(s.hits(), 0)
     const allowed = await postWebhook(new URL(`http://localhost:${s.port}/`), {}, '{}', true)
     assert.equal([allowed.status, allowed.error], [200, undefined])
+    // A name that does not resolve fails with the same words: a delivery's error tells no one which internal names exist.
+    const unknown = await postWebhook(new URL(`http://no-such-host.invalid:${s.port}/`), {}, '{}', false)
+    assert.is(unknown.error, byName.error)
   } finally {
     s.server.close()
   }
