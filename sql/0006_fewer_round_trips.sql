@@ -1,4 +1,4 @@
--- Issue 13: fewer database round trips per request.
+-- Fewer database round trips per request.
 
 -- Every ended session (logout, password change, deletion of the account, an operator's action,
 -- expiry sweeps) tells every node, so that a node's cache of checked sessions forgets its user

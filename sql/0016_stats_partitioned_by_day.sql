@@ -1,4 +1,4 @@
--- The visit statistics partitioned by UTC day (issue 22): visit_days (with each day's visitor
+-- The visit statistics partitioned by UTC day: visit_days (with each day's visitor
 -- sketch), visit_referrers and visit_dims each get one native range partition per day, named
 -- <table>_YYYYMMDD, created ahead by the service's own daily job; retention detaches and drops
 -- whole days, whatever their size, and never touches the rows it keeps. A row for a day without

@@ -1,4 +1,4 @@
--- Password links, start and visit limits, preview cards, tags and redirect rules (issue 25).
+-- Password links, start and visit limits, preview cards, tags and redirect rules.
 -- password_hash: argon2id (PHC string) of the link's password, from the service's KDF pool;
 -- never returned, cleared when the link is deleted.
 -- Start and visit limits: before starts_at a link answers 404 as if unknown; with

@@ -1,4 +1,4 @@
--- Finished months merged into one partition (issue 22). With one partition per day, a link's
+-- Finished months merged into one partition. With one partition per day, a link's
 -- statistics over 400 days planned and probed 3 × 403 partitions (110 ms to plan, 56 ms to run on
 -- 1,000 busy links); with the months merged, about 3 × 45. The daily job merges at most one month
 -- per run, the oldest whole month within retention that ended before yesterday, so its work is

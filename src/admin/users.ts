@@ -1,6 +1,6 @@
 // An operator's account actions, for the admin CLI. Each one that stops or restarts
 // redirects tells every node (NOTIFY on LINK_CHANNEL, sent at commit) to forget the account's
-// codes; ending sessions tells them through the sessions trigger (sql/0006_fewer_round_trips.sql).
+// codes; ending sessions tells them through the sessions trigger (SESSION_CHANNEL).
 import type { Sql, Tx } from '../db/types.js'
 import { LINK_CHANNEL } from '../db/channels.js'
 

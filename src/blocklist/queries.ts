@@ -1,5 +1,5 @@
 // The block list's feed entries in the database: a source's entries replaced by a new list in one
-// transaction, and each source's state (blocklist_sources, sql/0011_threat_feeds.sql).
+// transaction, and each source's state (the blocklist_sources table).
 import type { Sql } from '../db/types.js'
 import { FLUSH_ALL, LINK_CHANNEL } from '../db/channels.js'
 import type { Validators } from './read-source.js'

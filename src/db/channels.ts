@@ -4,9 +4,9 @@
 export const LINK_CHANNEL = 'link_changed'
 /** The notice on LINK_CHANNEL that every cached code may have changed (the block list did); never a code. */
 export const FLUSH_ALL = '*'
-/** A session ended: the payload is its user's id (sent by a trigger, sql/0006_fewer_round_trips.sql). */
+/** A session ended: the payload is its user's id (sent by a trigger on sessions). */
 export const SESSION_CHANNEL = 'session_ended'
-/** A webhook delivery was queued: wake the deliverers (sent by a trigger, sql/0013_webhooks.sql); no payload. */
+/** A webhook delivery was queued: wake the deliverers (sent by a trigger on webhook_deliveries); no payload. */
 export const WEBHOOK_CHANNEL = 'webhook_pending'
 /** Each node's change feed notifies itself here to prove notices reach it (src/change-feed.ts); the payload names the node and the probe. */
 export const FEED_PROBE_CHANNEL = 'link_service_feed_probe'

@@ -1,6 +1,6 @@
 // The visit cap (max_visits) of the redirect path: a GET to a capped link takes one visit from the
 // link's visits_left in the database before its 302, so the cap holds exactly across every node
-// (sql/0017_link_limits.sql). Takes are gathered into one statement, one statement at a time:
+// (the link_caps table). Takes are gathered into one statement, one statement at a time:
 // those that arrive while one is out go in the next, so a busy capped link costs one commit per
 // round trip, not one per visit. Links without a cap never come here.
 import type { Circuit } from '../db/circuit.js'

@@ -1,4 +1,4 @@
-// Hosts of link targets, in the one form the block list is matched in (sql/0007_abuse_controls.sql):
+// Hosts of link targets, in the one form the block list is matched in (host_blocked, domains_of):
 // the WHATWG URL parser's hostname (lowercase, IDN as punycode, IPv4 in dotted decimal, IPv6 in
 // brackets) without trailing dots, and an IPv4 address written as IPv6 as that IPv4 address, so
 // "Example.COM..", "example.com", "[::ffff:127.0.0.1]" and "127.0.0.1" are each one host.

@@ -17,7 +17,7 @@ export interface LinkRow {
   visits: number
   last_visited_at: Date | null
   expires_at: Date | null
-  /** an operator disabled it or blocked its host (sql/0007_abuse_controls.sql), or reports suspended it (sql/0012_reports.sql) */
+  /** stopped for a reason not its owner's (live_links.stopped, link_stop_reason): disabled, a blocked host, or suspended by reports */
   disabled: boolean
   starts_at: Date | null
   max_visits: number | null
@@ -299,7 +299,7 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
   return why === undefined ? 'not-found' : why.disabled ? 'disabled' : 'blocked'
 }
 
-/** Which of these hosts the block list holds (host_blocked in sql/0007_abuse_controls.sql), in order: only read after a refusal, to name the field. */
+/** Which of these hosts the block list holds (host_blocked), in order: only read after a refusal, to name the field. */
 export async function blockedOf(sql: Sql, hosts: string[]): Promise<boolean[]> {
   const rows = await sql<{ blocked: boolean }[]>`select host_blocked(h) as blocked from unnest(${hosts}::text[]) with ordinality as x(h, i) order by i`
   return rows.map((r) => r.blocked)
@@ -320,7 +320,7 @@ export async function createRoom(sql: Sql, userId: string, maxLinks: number, all
   return { retryAfterSeconds: Math.max(1, Math.ceil((row.level + 1 - row.burst) / row.per_second)) }
 }
 
-/** Leaves a tombstone (tombstone_links in sql/0008_one_statement_per_rule.sql). */
+/** Leaves a tombstone (tombstone_links). */
 export async function deleteLink(sql: Sql, userId: string, code: string): Promise<boolean> {
   const rows = await sql`select tombstone_links(${userId}, ${code}, ${LINK_CHANNEL})`
   return rows.length === 1
@@ -348,8 +348,8 @@ export interface LocationRow {
 
 /**
  * The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and
- * the expiry, and whether an operator stopped it: the link, its owner (a primary-key join) or
- * its host (an indexed look-up of the domains of the link's host in the block list).
+ * the expiry, and whether it is stopped (live_links.stopped, link_stop_reason: the link or its
+ * owner disabled, its host blocked, or reports suspended it).
  * Decided here, when a code is loaded, so the cached answer is all a redirect needs; every
  * operator's change tells the nodes to forget what they cached.
  */
@@ -357,8 +357,8 @@ export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]>
   return sql<LocationRow[]>`
     select l.code, l.location, l.expires_at, l.starts_at, c.code is not null as capped, l.password_hash is not null as locked, coalesce(c.visits_left <= 0, false) as exhausted,
            l.title, l.description, l.image_url, l.rules,
-           (l.stopped or u.disabled_at is not null) as disabled
-    from live_links l join users u on u.id = l.user_id left join link_caps c on c.code = l.code
+           l.stopped as disabled
+    from live_links l left join link_caps c on c.code = l.code
     where l.code = any(${codes}::text[])`
 }
 
@@ -412,11 +412,8 @@ export interface VisitorRow {
 export async function findForVisitor(sql: Sql, code: string): Promise<VisitorRow | undefined> {
   const [row] = await sql<VisitorRow[]>`
     select l.url, l.expires_at, l.starts_at, coalesce((select c.visits_left <= 0 from link_caps c where c.code = l.code), false) as exhausted,
-           l.password_hash is not null as locked,
-           case when l.host_blocked then 'blocked'
-                when l.disabled_at is not null or u.disabled_at is not null then 'disabled'
-                when l.stopped then 'suspended' end as stopped
-    from live_links l join users u on u.id = l.user_id
+           l.password_hash is not null as locked, l.stop_reason as stopped
+    from live_links l
     where l.code = ${code}`
   return row
 }

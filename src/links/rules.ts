@@ -1,4 +1,4 @@
-// Redirect rules (issue 25): up to MAX_RULES ordered rules, each { if: { device?, language?,
+// Redirect rules: up to MAX_RULES ordered rules, each { if: { device?, language?,
 // country? }, url }. The first rule whose given conditions all match gives the target; none, the
 // link's url. Checked here when written; evaluated in memory from the cache entry on each visit.
 import type { Fields } from '../http/fields.js'

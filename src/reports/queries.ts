@@ -1,4 +1,4 @@
-// Abuse reports in the database (sql/0012_reports.sql): filed by anyone, worked by operators.
+// Abuse reports in the database (the reports table, file_report): filed by anyone, worked by operators.
 import type { Sql } from '../db/types.js'
 import { LINK_CHANNEL } from '../db/channels.js'
 

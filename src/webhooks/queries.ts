@@ -1,6 +1,6 @@
 // Webhook SQL: the owner's endpoints, the outbox (claim, record an attempt, retry), and the jobs
 // that queue link.expired and drop old deliveries. Events of link changes are queued by triggers
-// (sql/0013_webhooks.sql), in the transaction of the change.
+// (link_webhook_events, queue_webhook_event), in the transaction of the change.
 import type { Sql, Tx } from '../db/types.js'
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5
@@ -214,17 +214,19 @@ export async function recordAttempts(sql: Sql, attempts: readonly Attempt[]): Pr
     where w.id = h.webhook_id and (not h.ok or w.failing_since is not null)`
 }
 
-/** Queues link.expired for every expiry that passed and was not announced yet (each once). */
+/**
+ * Queues link.expired for every expiry that passed and was not announced yet (each once), with the
+ * payload of every link event (link_event_data). The join reads each link as it was before this
+ * statement's update, which changes only expiry_announced, a column no payload shows.
+ */
 export async function announceExpired(sql: Sql): Promise<void> {
   await sql`
     with due as (
       update links l set expiry_announced = l.expires_at
       where l.expires_at <= now() and l.deleted_at is null and l.expiry_announced is distinct from l.expires_at
-      returning l.code, l.user_id, l.url, l.created_at, l.updated_at, l.expires_at, l.disabled_at)
-    select queue_webhook_event(due.user_id, 'link.expired',
-      jsonb_build_object('code', due.code, 'url', due.url, 'created_at', due.created_at, 'updated_at', due.updated_at,
-                         'expires_at', due.expires_at, 'disabled', due.disabled_at is not null))::text
-    from due`
+      returning l.code)
+    select queue_webhook_event(l.user_id, 'link.expired', link_event_data(l))::text
+    from due join links l on l.code = due.code`
 }
 
 /** Whether any account has a webhook: without one, a node has nothing to deliver and needs no delivery thread. */

@@ -3,7 +3,8 @@
 // days is turned off and says why.
 import { Webhook } from 'standardwebhooks'
 import * as assert from 'uvu/assert'
-import { assertError, call, newLink, newUser, randomIp, type User } from '../helpers/api.js'
+import { assertError, call, newLink, newUser, randomIp, uniqueName, type User } from '../helpers/api.js'
+import { blockHost, unblockHost } from '../../src/admin/blocks.js'
 import { Receiver } from '../helpers/receiver.js'
 import { serverSuite, twoNodeSuite } from '../helpers/server.js'
 import { sleep, until } from '../helpers/wait.js'
@@ -141,6 +142,27 @@ test('link.expired is sent once, when the expiry passes', async ({ srv, user, rx
   const expired = rx.of('link.expired').filter((r) => r.event.data.code === res.body.code)
   assert.is(expired.length, 1)
   assert.is(new Date(expired[0]!.event.data.expires_at).getTime(), new Date(expires).getTime())
+})
+
+test('every link event carries the link as the API shows it: link.expired\'s payload has the fields of the others, and `disabled` means what the API\'s means', async ({ srv, user, rx }) => {
+  const host = `${uniqueName('feed')}.example`
+  const expires = new Date(Date.now() + 1_500).toISOString()
+  const res = await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://${host}/soon`, expires_at: expires, tags: ['launch'], title: 'Soon' } })
+  assert.is(res.status, 201)
+  const code: string = res.body.code
+  await blockHost(srv.service.db.sql, host)
+  try {
+    await until(5_000, () => rx.of('link.expired').some((r) => r.event.data.code === code))
+    const created = rx.of('link.created').find((r) => r.event.data.code === code)!.event.data
+    const expired = rx.of('link.expired').find((r) => r.event.data.code === code)!.event.data
+    assert.equal(Object.keys(expired).sort(), Object.keys(created).sort())
+    assert.equal([expired.tags, expired.title, expired.max_visits, expired.password_protected], [['launch'], 'Soon', null, false])
+    // Its host is blocked: the API says disabled, and so does the event.
+    const link = await call(srv.url, 'GET', `/api/v1/links/${code}`, { token: user.token })
+    assert.equal([link.body.disabled, expired.disabled], [true, true])
+  } finally {
+    await unblockHost(srv.service.db.sql, host)
+  }
 })
 
 test('an endpoint subscribed to other events gets none of these; another owner\'s links are not its business', async ({ srv, rx }) => {
