@@ -5,7 +5,7 @@
 import type { Sql } from './db/types.js'
 import { serviceUnavailable } from './http/errors.js'
 import { json, type Reply } from './http/reply.js'
-import { succeedsWithin } from './time-limit.js'
+import { succeedsWithin } from './settle.js'
 
 /** Each check's bound; they run side by side, so /healthz answers within this and a little. */
 const CHECK_TIMEOUT_MS = 1_500

@@ -7,24 +7,6 @@ import { serviceUnavailable } from './http/errors.js'
 /** How long a request waits while the circuit is open: enough for an answer that needs no database. */
 const OPEN_CIRCUIT_MS = 50
 
-/** 'late' when `work` has not settled within `ms` (it carries on; nobody waits for it). */
-export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<'done' | 'late'> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)))
-  try {
-    return await Promise.race([work.then(() => 'done' as const), late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-/** true when `work` fulfils within `ms`; false when it fails or is late (a health check's question). */
-export const succeedsWithin = (work: Promise<unknown>, ms: number): Promise<boolean> =>
-  settlesWithin(work, ms).then(
-    (outcome) => outcome === 'done',
-    () => false,
-  )
-
 /**
  * One request's budget of database time (DB_TIMEOUT_MS). `run` races the work against what is
  * left of it and answers 503 when it runs out; the work carries on unobserved (a write may still

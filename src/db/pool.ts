@@ -5,7 +5,7 @@
 // A watchdog notices a pool that stops answering while a fresh connection does answer, and
 // swaps in a new pool. Callers hold one stable `sql` that always reaches the current pool.
 import postgres from 'postgres'
-import { succeedsWithin } from '../time-limit.js'
+import { succeedsWithin } from '../settle.js'
 type Sql = postgres.Sql<Record<string, never>>
 
 const CHECK_MS = 1_000

@@ -16,7 +16,7 @@ import type { Sql } from '../db/types.js'
 import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
 import { ATTEMPT_SECONDS, claimDue, deleteOldDeliveries, LEASE_SECONDS, recordAttempts, releaseClaims, type Attempt, type Claimed } from './queries.js'
-import { settlesWithin } from '../time-limit.js'
+import { settlesWithin } from '../settle.js'
 import { postWebhook } from './send.js'
 import { sign } from './signature.js'
 
