@@ -9,6 +9,11 @@
 // What it can no longer start while its lease covers a whole attempt (startable), and what a
 // stopping node holds, is given back, due at once for any node and not counted as an attempt
 // (releaseClaims).
+// Fair shares (FairShares): the next delivery started is the one whose account, then endpoint,
+// has the fewest under way; an account never takes the last RESERVED slots while another's wait;
+// an endpoint that stalls (no answer at all last time, or one under way for SLOW_MS) gets one
+// slot until it answers again; and claims pass over what could not start, so one account's
+// stalled endpoints cannot hold everyone's deliveries.
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import type { WebhookConfig } from '../config.js'
@@ -16,6 +21,7 @@ import type { Sql } from '../db/types.js'
 import { shortUrl } from '../links/short-code.js'
 import type { Logger } from '../log.js'
 import { ATTEMPT_SECONDS, claimDue, deleteOldDeliveries, LEASE_SECONDS, recordAttempts, releaseClaims, type Attempt, type Claimed } from './queries.js'
+import { FairShares } from './fair-shares.js'
 import { settlesWithin } from '../settle.js'
 import { postWebhook } from './send.js'
 import { sign } from './signature.js'
@@ -25,6 +31,8 @@ const RETENTION_EVERY_MS = 10 * 60_000
 const RECORD_EVERY_MS = 50
 /** How long a stop lets requests under way finish */
 const STOP_WAIT_MS = 1_000
+/** Claimed deliveries held waiting at most: past it, no claim until some start */
+const MAX_QUEUED = 200
 /** A claim reaches this far ahead at the node's recent pace */
 const CLAIM_AHEAD_MS = 1_000
 /** and takes at most this many rows */
@@ -43,6 +51,8 @@ export class WebhookDeliverer {
   #running = 0
   /** claimed, not started yet, oldest first (with when they were claimed) */
   #queue: Array<{ claim: Claimed; at: number }> = []
+  readonly #shares: FairShares
+  #slowCheck: NodeJS.Timeout | undefined
   /** deliveries finished since #paceSince, and the pace measured over the last such second */
   #finished = 0
   #paceSince = performance.now()
@@ -65,6 +75,7 @@ export class WebhookDeliverer {
     /** the base for short_url in link events */
     readonly baseUrl: () => string,
   ) {
+    this.#shares = new FairShares(config.concurrency)
     const options = { keepAlive: true, maxSockets: config.concurrency, timeout: 30_000 }
     this.#agents = { http: new HttpAgent(options), https: new HttpsAgent(options) }
   }
@@ -78,21 +89,23 @@ export class WebhookDeliverer {
     this.wake()
   }
 
-  /** Starts what is queued, as far as free slots allow; claims more once the queue is empty. */
+  /** Starts what is queued, as far as free slots and fair shares allow; claims more when a slot is left. */
   wake(): void {
     if (this.#stopped) return
     const now = performance.now()
     this.#startQueued(now)
     const free = this.config.concurrency - this.#running
-    // A claim is a statement: with requests under way, it waits until half the slots are free.
-    if (this.#queue.length > 0 || free <= 0 || (this.#running > 0 && free < this.config.concurrency / 2)) return
+    // What is still queued could not start: a claim passes over it. A claim is a statement: with
+    // requests under way, it waits until half the slots are free, unless some are stalled.
+    if (free <= 0 || this.#queue.length >= MAX_QUEUED) return
+    if (this.#running > 0 && free < this.config.concurrency / 2 && !this.#shares.anyStalled(now)) return
     if (this.#claiming) {
       this.#again = true
       return
     }
     this.#claiming = true
     const limit = claimSize(free, this.#paceNow(now))
-    claimDue(this.sql, limit).then(
+    claimDue(this.sql, limit, this.#shares.skips(now, this.#queue.map((q) => q.claim))).then(
       (claimed) => {
         this.#claiming = false
         if (this.#stopped) return this.#release(claimed) // a claim that ended after the stop
@@ -112,23 +125,35 @@ export class WebhookDeliverer {
     )
   }
 
-  /** Starts queued deliveries into the free slots; one whose lease no longer covers an attempt is given back. */
+  /**
+   * Starts queued deliveries into the free slots, each time the one the fair shares pick; one
+   * whose lease no longer covers an attempt is given back.
+   */
   #startQueued(now: number): void {
-    const stale: Claimed[] = []
-    while (this.#running < this.config.concurrency && this.#queue.length > 0) {
-      const { claim, at } = this.#queue.shift()!
-      if (startable(at, now)) this.#track(this.#deliver(claim))
-      else stale.push(claim)
-    }
+    const stale = this.#queue.filter((q) => !startable(q.at, now)).map((q) => q.claim)
+    if (stale.length > 0) this.#queue = this.#queue.filter((q) => startable(q.at, now))
     this.#release(stale)
+    while (this.#running < this.config.concurrency && this.#queue.length > 0) {
+      const i = this.#shares.pick(this.#queue.map((q) => q.claim), now)
+      if (i === -1) break
+      const { claim } = this.#queue.splice(i, 1)[0]!
+      this.#track(claim, this.#deliver(claim))
+    }
   }
 
-  #track(p: Promise<void>): void {
+  #track(claim: Claimed, p: Promise<boolean>): void {
     this.#running++
-    this.#inFlight.add(p)
-    void p.finally(() => {
+    const started = this.#shares.started(claim, performance.now())
+    const done = p.then((answered) => this.#shares.ended(claim, started, answered))
+    this.#inFlight.add(done)
+    // A delivery under way for SLOW_MS makes its endpoint stalled: look again then.
+    this.#slowCheck ??= setTimeout(() => {
+      this.#slowCheck = undefined
+      this.wake()
+    }, FairShares.SLOW_MS + 10).unref()
+    void done.finally(() => {
       this.#running--
-      this.#inFlight.delete(p)
+      this.#inFlight.delete(done)
       this.#notePace()
       this.wake()
     })
@@ -161,7 +186,8 @@ export class WebhookDeliverer {
     }
   }
 
-  async #deliver(c: Claimed): Promise<void> {
+  /** Sends one delivery and queues its outcome; resolves whether the endpoint answered at all. */
+  async #deliver(c: Claimed): Promise<boolean> {
     const timestamp = Math.floor(Date.now() / 1000)
     const body = JSON.stringify({ type: c.event, timestamp: c.created_at.toISOString(), data: this.#data(c) })
     const headers = { 'webhook-id': c.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(c.secret, c.id, timestamp, body) }
@@ -169,13 +195,15 @@ export class WebhookDeliverer {
     try {
       target = new URL(c.url)
     } catch {
-      return this.#record(c, { ok: false, status: null, error: 'the endpoint url is not valid', durationMs: 0 })
+      this.#record(c, { ok: false, status: null, error: 'the endpoint url is not valid', durationMs: 0 })
+      return true
     }
     const allowed = target.protocol === 'https:' || (target.protocol === 'http:' && this.config.allowHttp)
     const r = allowed
       ? await postWebhook(target, headers, body, this.config.allowPrivate, this.#agents)
       : { error: `${target.protocol} endpoints are not allowed`, durationMs: 0 }
     this.#record(c, { ok: r.error === undefined, status: r.status ?? null, error: r.error ?? null, durationMs: r.durationMs })
+    return !allowed || r.status !== undefined
   }
 
   /** Link events carry the link's short_url, as the API shows it. */
@@ -210,6 +238,7 @@ export class WebhookDeliverer {
 
   async stop(): Promise<void> {
     this.#stopped = true
+    clearTimeout(this.#slowCheck)
     clearInterval(this.#timer)
     clearInterval(this.#sweep)
     this.#release(this.#queue.splice(0).map((q) => q.claim))

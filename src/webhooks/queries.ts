@@ -127,27 +127,37 @@ export interface Claimed {
   /** this attempt's number, from 1 */
   attempts: number
   webhook_id: string
+  /** the endpoint's owner */
+  user_id: string
   url: string
   secret: string
+}
+
+/** Endpoints and owners a claim passes over: this node could not start their deliveries now. */
+export interface ClaimSkips {
+  webhooks: readonly string[]
+  accounts: readonly string[]
 }
 
 /**
  * Takes up to `limit` due deliveries of enabled endpoints for this node: SKIP LOCKED, so nodes
  * claiming at the same time take different rows, and a lease, so no other node sends them
- * until it runs out.
+ * until it runs out. Passes over the endpoints and accounts in `skip` (the deliverer's fair
+ * share: a stalled endpoint's backlog does not fill a claim that others' deliveries wait behind).
  */
-export function claimDue(sql: Sql, limit: number): Promise<Claimed[]> {
+export function claimDue(sql: Sql, limit: number, skip: ClaimSkips = { webhooks: [], accounts: [] }): Promise<Claimed[]> {
   return sql<Claimed[]>`
     with due as (
       select d.id from webhook_deliveries d join webhooks w on w.id = d.webhook_id and w.enabled
       where d.state = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())
+        and not (d.webhook_id = any(${skip.webhooks}::uuid[])) and not (w.user_id = any(${skip.accounts}::uuid[]))
       order by d.next_attempt_at
       limit ${limit}
       for update of d skip locked)
     update webhook_deliveries d set leased_until = now() + make_interval(secs => ${LEASE_SECONDS}), attempts = d.attempts + 1
     from due, webhooks w
     where d.id = due.id and w.id = d.webhook_id
-    returning d.id, d.event, d.data, d.created_at, d.attempts, w.id as webhook_id, w.url, w.secret`
+    returning d.id, d.event, d.data, d.created_at, d.attempts, w.id as webhook_id, w.user_id::text as user_id, w.url, w.secret`
 }
 
 /**

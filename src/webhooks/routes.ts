@@ -1,6 +1,6 @@
 // /api/v1/webhooks: an owner's endpoints, their deliveries, a test event and a retry.
 import { sessionOf, type Ctx } from '../context.js'
-import { deliveryNotFound, unauthorized, webhookLimitExceeded, webhookNotFound } from '../http/errors.js'
+import { deliveryNotFound, rateLimited, unauthorized, webhookLimitExceeded, webhookNotFound } from '../http/errors.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import {
   createWebhook, deleteWebhook, findWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS_PER_ACCOUNT, queueTest, retryDelivery, updateWebhook,
@@ -9,7 +9,18 @@ import {
 import { newSecret } from './signature.js'
 import { parseWebhook } from './validate.js'
 
-type WebhooksCtx = Ctx<'sql' | 'config'>
+type WebhooksCtx = Ctx<'sql' | 'config' | 'buckets'>
+
+// A test event or a retry queues a delivery on demand: ten at once per account, then ten a minute,
+// so one account cannot fill the delivery queue that every account shares.
+const SENDS_ON_DEMAND = { limit: 10, drainPerSecond: 10 / 60 }
+
+/** Takes one test or retry from the account's allowance, or 429 with Retry-After. */
+async function takeSendOnDemand(ctx: WebhooksCtx, userId: string): Promise<void> {
+  const { limit, drainPerSecond } = SENDS_ON_DEMAND
+  const { added, level } = await ctx.deps.buckets.add(`webhook-sends account ${userId}`, limit, drainPerSecond)
+  if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -73,7 +84,9 @@ export async function removeWebhook(ctx: WebhooksCtx): Promise<Reply> {
 }
 
 export async function testWebhook(ctx: WebhooksCtx): Promise<Reply> {
-  const delivery = await queueTest(ctx.deps.sql, sessionOf(ctx).userId, webhookId(ctx.param))
+  const id = webhookId(ctx.param)
+  await takeSendOnDemand(ctx, sessionOf(ctx).userId)
+  const delivery = await queueTest(ctx.deps.sql, sessionOf(ctx).userId, id)
   if (delivery === undefined) throw webhookNotFound()
   return json(202, presentDelivery(delivery))
 }
@@ -93,6 +106,7 @@ export async function postRetry(ctx: WebhooksCtx): Promise<Reply> {
     if ((await findWebhook(ctx.deps.sql, userId, hook)) === undefined) throw webhookNotFound()
     throw deliveryNotFound()
   }
+  await takeSendOnDemand(ctx, userId)
   const delivery = await retryDelivery(ctx.deps.sql, userId, hook, deliveryId)
   if (delivery === undefined) {
     if ((await findWebhook(ctx.deps.sql, userId, hook)) === undefined) throw webhookNotFound()
