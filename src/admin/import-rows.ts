@@ -28,6 +28,16 @@ export interface Derived {
   ruleHosts?: string[]
 }
 
+/** A stored password hash this release can check, at no more than the configured cost, or an Error. */
+function checkPasswordHash(value: unknown, argon2: Readonly<Argon2Params>): void {
+  const hash = typeof value === 'string' ? parseStored(value) : undefined
+  if (hash === undefined) throw new Error('password_hash: not a password hash this release can check')
+  if (!withinCost(hash, argon2)) {
+    const cost = hash.kind === 'argon2id' ? `m=${hash.memoryKiB},t=${hash.iterations}` : `scrypt N=2^${hash.log2N}`
+    throw new Error(`password_hash: costs more (${cost}) than ARGON2_MEMORY_KIB=${argon2.memoryKiB} and ARGON2_ITERATIONS=${argon2.iterations} allow`)
+  }
+}
+
 /** Throws an Error whose message says what is wrong with the row; returns what to set in it. */
 export function checkRow(table: string, row: Record<string, unknown>, argon2: Readonly<Argon2Params>): Derived | undefined {
   for (const column of COUNTS[table] ?? []) {
@@ -38,14 +48,11 @@ export function checkRow(table: string, row: Record<string, unknown>, argon2: Re
   }
   if (table === 'users') {
     apiRules(() => checkStoredAccount(row))
-    const hash = typeof row.password_hash === 'string' ? parseStored(row.password_hash) : undefined
-    if (hash === undefined) throw new Error('password_hash: not a password hash this release can check')
-    if (!withinCost(hash, argon2)) {
-      const cost = hash.kind === 'argon2id' ? `m=${hash.memoryKiB},t=${hash.iterations}` : `scrypt N=2^${hash.log2N}`
-      throw new Error(`password_hash: costs more (${cost}) than ARGON2_MEMORY_KIB=${argon2.memoryKiB} and ARGON2_ITERATIONS=${argon2.iterations} allow`)
-    }
+    checkPasswordHash(row.password_hash, argon2)
   } else if (table === 'links') {
     apiRules(() => checkStoredLink(row))
+    // A link's password is checked by anyone who opens it, unsigned in: the same bounds as an account's.
+    if (row.password_hash !== null && row.password_hash !== undefined) checkPasswordHash(row.password_hash, argon2)
     if (typeof row.url !== 'string') return { set: { location: null, host_domains: null } }
     const rules = Array.isArray(row.rules) ? (row.rules as { url: string }[]) : []
     return { set: { location: toLocation(row.url) }, host: hostOf(row.url), ruleHosts: rules.map((r) => hostOf(r.url)) }

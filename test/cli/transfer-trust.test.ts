@@ -104,6 +104,8 @@ test('every imported row passes the API\'s rules, digest or not: urls, usernames
     ['a hash dearer in passes only', edited('users', (r) => (r.password_hash = argon2(19_456, 3))), /password_hash: costs more \(m=19456,t=3\)/],
     ['a scrypt hash above the earlier default', edited('users', (r) => (r.password_hash = `scrypt$20$8$1$${'A'.repeat(22)}$${'B'.repeat(43)}`)), /password_hash: costs more \(scrypt N=2\^20\)/],
     ['a password in clear', edited('users', (r) => (r.password_hash = 'hunter2')), /users row: password_hash: not a password hash this release can check/],
+    ['a link\'s password hash at m=1048576,t=8', edited('links', (r) => (r.password_hash = argon2(1_048_576, 8)), live), /links row: password_hash: costs more \(m=1048576,t=8\)/],
+    ['a link\'s password in clear', edited('links', (r) => (r.password_hash = 'hunter2'), live), /links row: password_hash: not a password hash this release can check/],
     ['a unique-visitor sketch of the wrong size', edited('visit_days', (r) => (r.sketch = '\\x0102')), /visit_days row: sketch: must be null or 1024 bytes/],
     ['a sketch register past the largest rank', edited('visit_days', (r) => (r.sketch = `\\x${'ff'.repeat(1024)}`)), /visit_days row: sketch: must be null or 1024 bytes \(hex, as exported\) of registers from 0 to 55/],
     ['a block list entry not in its form', edited('blocked_hosts', (r) => (r.host = 'Blocked.Example.')), /blocked_hosts row: host: "Blocked.Example." is not a host in the block list's form/],
