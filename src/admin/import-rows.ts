@@ -7,6 +7,7 @@ import { hostOf, normalizeHost } from '../links/hosts.js'
 import { MAX_RANK, SKETCH_BYTES } from '../links/sketch.js'
 import { checkStoredLink, toLocation } from '../links/validate.js'
 import { parseStored, withinCost, type Argon2Params } from '../passwords/phc.js'
+import { EVENTS } from '../webhooks/validate.js'
 import { checkStoredAccount } from '../users/validate.js'
 
 /** Columns that count something: whole numbers from 0 (null where the column allows it). */
@@ -38,6 +39,26 @@ function checkPasswordHash(value: unknown, argon2: Readonly<Argon2Params>): void
   }
 }
 
+/**
+ * A webhook as the API would have saved it: an http(s) url (each connection is checked against the
+ * address rules when it is made), known events, and a secret in its form.
+ */
+function checkWebhook(row: Record<string, unknown>): void {
+  const url = row.url
+  let parsed: URL | undefined
+  try {
+    parsed = typeof url === 'string' && Buffer.byteLength(url) <= 4096 ? new URL(url) : undefined
+  } catch {
+    parsed = undefined
+  }
+  if (parsed === undefined || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) throw new Error('url: must be an absolute http or https URL of at most 4096 bytes')
+  const events = row.events
+  if (!Array.isArray(events) || events.length === 0 || !events.every((e) => (EVENTS as readonly unknown[]).includes(e))) {
+    throw new Error(`events: must be a non-empty list of ${EVENTS.join(', ')}`)
+  }
+  if (typeof row.secret !== 'string' || !/^whsec_[A-Za-z0-9+/]{43}=$/.test(row.secret)) throw new Error('secret: must be "whsec_" and the base64 of 32 bytes')
+}
+
 /** Throws an Error whose message says what is wrong with the row; returns what to set in it. */
 export function checkRow(table: string, row: Record<string, unknown>, argon2: Readonly<Argon2Params>): Derived | undefined {
   for (const column of COUNTS[table] ?? []) {
@@ -60,6 +81,8 @@ export function checkRow(table: string, row: Record<string, unknown>, argon2: Re
     if (row.sketch !== null && row.sketch !== undefined && !isSketch(row.sketch)) {
       throw new Error(`sketch: must be null or ${SKETCH_BYTES} bytes (hex, as exported) of registers from 0 to ${MAX_RANK}`)
     }
+  } else if (table === 'webhooks') {
+    checkWebhook(row)
   } else if (table === 'blocked_hosts') {
     if (typeof row.host !== 'string' || normalizeHost(row.host) !== row.host) {
       throw new Error(`host: ${JSON.stringify(row.host)} is not a host in the block list's form (link-service block add)`)

@@ -31,6 +31,9 @@ export const TABLES: readonly Table[] = [
   { name: 'blocked_hosts', key: ['host', 'source'], optional: true },
   { name: 'blocklist_sources', key: ['name'], optional: true },
   { name: 'reports', key: ['id'], optional: true },
+  // Endpoints with their secrets (the export is a backup, and holds password hashes already);
+  // their deliveries stay behind: history, and what is pending would be sent from the old host too.
+  { name: 'webhooks', key: ['id'], optional: true },
 ]
 
 export interface Header {

@@ -108,6 +108,9 @@ test('every imported row passes the API\'s rules, digest or not: urls, usernames
     ['a link\'s password in clear', edited('links', (r) => (r.password_hash = 'hunter2'), live), /links row: password_hash: not a password hash this release can check/],
     ['a unique-visitor sketch of the wrong size', edited('visit_days', (r) => (r.sketch = '\\x0102')), /visit_days row: sketch: must be null or 1024 bytes/],
     ['a sketch register past the largest rank', edited('visit_days', (r) => (r.sketch = `\\x${'ff'.repeat(1024)}`)), /visit_days row: sketch: must be null or 1024 bytes \(hex, as exported\) of registers from 0 to 55/],
+    ['a webhook to a javascript: url', edited('webhooks', (r) => (r.url = 'javascript:alert(1)')), /webhooks row: url: must be an absolute http or https URL/],
+    ['a webhook with an unknown event', edited('webhooks', (r) => (r.events = ['link.everything'])), /webhooks row: events: must be a non-empty list/],
+    ['a webhook secret not in its form', edited('webhooks', (r) => (r.secret = 'hunter2')), /webhooks row: secret: must be "whsec_"/],
     ['a block list entry not in its form', edited('blocked_hosts', (r) => (r.host = 'Blocked.Example.')), /blocked_hosts row: host: "Blocked.Example." is not a host in the block list's form/],
   ]
   for (const [what, lines, reason] of cases) {

@@ -50,7 +50,9 @@ test('the stream: a header, users with password hashes, sessions, links with tom
   assert.is(of('visit_days')[0].humans, 3)
   assert.equal(of('visit_referrers').map((r) => r.host).sort(), ['direct', 'news.example'])
   const trailer = lines.at(-1)
-  assert.equal(trailer.counts, { users: 2, sessions: 2, links: 3, link_caps: 0, visit_days: 1, visit_referrers: 2, visit_dims: 4, blocked_hosts: 1, blocklist_sources: 0, reports: 0 })
+  assert.equal(trailer.counts, { users: 2, sessions: 2, links: 3, link_caps: 0, visit_days: 1, visit_referrers: 2, visit_dims: 4, blocked_hosts: 1, blocklist_sources: 0, reports: 0, webhooks: 1 })
+  // Webhooks move with their secrets, so that receivers keep verifying after a migration.
+  assert.equal(of('webhooks').map((w) => [w.url, w.events, /^whsec_/.test(w.secret)]), [['https://hooks.example/link-service', ['link.expired'], true]])
   assert.equal(of('visit_dims').map((r) => r.dim).sort(), ['browser', 'country', 'device', 'os'])
   assert.equal(of('blocked_hosts').map((b) => b.host), ['blocked.example'])
 })
@@ -142,7 +144,7 @@ test('import refuses a truncated or damaged stream, another version or schema, r
     ['another version', [JSON.stringify({ ...header, version: 2 }), ...lines.slice(1)], /^line 1: export format version 2/],
     ['another schema', [JSON.stringify({ ...header, schema: 5 }), ...lines.slice(1)], /^line 1: the export is of schema 5/],
     ['truncated', lines.slice(0, -2), /without its last line .*truncated/],
-    ['a row lost', [...lines.slice(0, -2), lines.at(-1)!], /^the export says 1 rows of blocked_hosts, the input has 0/],
+    ['a row lost', [...lines.slice(0, -2), lines.at(-1)!], /^the export says 1 rows of webhooks, the input has 0/],
     ['out of order', [lines[0]!, ...lines.slice(1, -1).reverse(), lines.at(-1)!], /not the export's order/],
     ['after the end', [...lines, lines[1]!], /a line after the last one/],
     ['an unknown table', [lines[0]!, '{"table":"schema_migrations","row":{}}'], /^line 2: no table "schema_migrations"/],

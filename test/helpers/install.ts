@@ -59,6 +59,9 @@ export async function seedInstall(env: Record<string, string>): Promise<Seeded> 
     if ((await call(srv.url, 'PATCH', `/api/v1/links/${visited}`, { token: users[0]!.token, body: { rules } })).status !== 200) throw new Error('rules failed')
     deleted = (await newLink(srv.url, users[1]!.token, 'https://example.net/gone')).code
     if ((await call(srv.url, 'DELETE', `/api/v1/links/${deleted}`, { token: users[1]!.token })).status !== 204) throw new Error('delete failed')
+    // An endpoint that nothing here sends to: it moves with its secret, its deliveries do not.
+    const hook = await call(srv.url, 'POST', '/api/v1/webhooks', { token: users[0]!.token, body: { url: 'https://hooks.example/link-service', events: ['link.expired'] } })
+    if (hook.status !== 201) throw new Error(`webhook failed: ${hook.text}`)
     for (const referer of ['https://news.example/a', 'https://news.example/b', undefined]) {
       const headers: Record<string, string> = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0' }
       if (referer !== undefined) headers.referer = referer
