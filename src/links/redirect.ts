@@ -131,23 +131,32 @@ function knownOf(target: Target | undefined): Known {
   return stop === undefined ? stored : stop
 }
 
+/** How long a read may keep a visitor waiting when the cache still holds an answer from before the feed's loss. */
+const STALE_WAIT_MS = 250
+
 /**
  * The decision for `code`: from the cache at once (a hit), or a promise of it after one batched
- * read that fills the cache (a miss).
+ * read that fills the cache (a miss). After the change feed came back, what the cache held is
+ * asked of the database again, but answers when the read fails, or is slow (STALE_WAIT_MS): a
+ * cached answer never waits out the database's time limit.
  */
 function lookUp(deps: RedirectDeps, code: string): Known | Promise<Known> {
   const { cache } = deps
   const cached = cache.get(code)
   if (cached !== undefined) return cached
   const epoch = cache.epoch // taken before the batch is sent, so a write in between keeps its result out
-  return deps.locations.load(code).then(
+  const read = deps.locations.load(code).then(
     (target) => {
       cache.set(code, cachedOf(target), epoch, target?.expiresAt ?? NO_EXPIRY, target?.startsAt ?? NO_START)
       return knownOf(target)
     },
-    // After the change feed came back, what the cache held answers until a read succeeds.
     (err: unknown) => cache.stale(code) ?? Promise.reject(err),
   )
+  const held = cache.stale(code)
+  if (held === undefined) return read
+  let timer: NodeJS.Timeout | undefined
+  const slow = new Promise<Known>((resolve) => (timer = setTimeout(() => resolve(cache.stale(code) ?? held), STALE_WAIT_MS)))
+  return Promise.race([read, slow]).finally(() => clearTimeout(timer))
 }
 
 /** Counts the decision in the metrics, once, whichever path answers it. */

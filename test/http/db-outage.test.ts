@@ -241,5 +241,24 @@ if (process.env.DATABASE_URL !== undefined) {
     })
   })
 
+  fromMemory('after the feed is back, a held entry answers at once when the read that should replace it hangs: a cached answer never waits out the time limit', async ({ relay, srv, code }) => {
+    await until(5_000, async () => (await call(srv.url, 'GET', `/r/${code}`)).status === 302 && srv.service.deps.cache.get(code) !== undefined, { why: () => 'cached' })
+    await relay.cut()
+    await until(10_000, async () => (await call(srv.url, 'GET', '/healthz')).body.change_feed === 'down', { every: 100, why: () => 'the feed is down' })
+    await relay.open()
+    await until(10_000, () => srv.service.feed!.listening, { every: 50, why: () => 'the feed is back' })
+    assert.is(srv.service.deps.cache.get(code), undefined, 'held, not fresh')
+    relay.pause() // every read now hangs, on connections that stay open
+    try {
+      const started = Date.now()
+      const res = await call(srv.url, 'GET', `/r/${code}`)
+      const waited = Date.now() - started
+      assert.is(res.status, 302)
+      assert.ok(waited < 800, `waited ${waited} ms (DB_TIMEOUT_MS is 1000)`)
+    } finally {
+      relay.resume()
+    }
+  })
+
   fromMemory.run()
 }
