@@ -10,6 +10,7 @@ import { isConnectionError } from '../db/errors.js'
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
+import { settlesWithin } from '../settle.js'
 import { Breakdowns } from './breakdowns.js'
 import { UNKNOWN_COUNTRY, type CountryOf } from './geo.js'
 import { addHash, emptySketch } from './sketch.js'
@@ -22,6 +23,11 @@ import { DAY_MS, merged, VisitTally, type Pending, type Visitor } from './visit-
  * flush of 100,000 links is 200 chunks in its one transaction.
  */
 export const FLUSH_CHUNK_LINKS = 500
+/**
+ * The longest a flush may take before the next one stops waiting for it: far above any flush
+ * measured (10M links, the largest flushes take seconds), far below a connection that never answers.
+ */
+export const FLUSH_LIMIT_MS = 60_000
 /** How long building a chunk's rows runs before it lets the event loop turn: about a cached redirect's p99 alone. */
 const SLICE_MS = 0.5
 
@@ -32,6 +38,8 @@ export interface VisitOptions {
   trustProxy: BlockList | undefined
   /** the country of a client address (geo.ts); without it, every country is "unknown" */
   countryOf?: CountryOf
+  /** the longest a flush may take (FLUSH_LIMIT_MS unless a test shortens it) */
+  flushLimitMs?: number
   /** told how long each flush took, and of flushes the database refused */
   metrics?: Pick<Metrics, 'visitFlush' | 'databaseError'>
 }
@@ -91,7 +99,19 @@ export class VisitCounter {
     try {
       const salts = await this.#salts(attempt)
       const chunksFor = (recorded: ReadonlySet<string>) => this.#chunks(merged(attempt.filter((a) => recorded.has(a.id)).map((a) => a.batch)), salts)
-      await writeVisitFlush(this.sql, attempt.map((a) => a.id), chunksFor, () => (committing = true))
+      const write = writeVisitFlush(this.sql, attempt.map((a) => a.id), chunksFor, () => (committing = true))
+      const limitMs = this.options.flushLimitMs ?? FLUSH_LIMIT_MS
+      if ((await settlesWithin(write, limitMs)) === 'late') {
+        // A statement stuck on a connection that never answers would hold every later flush: this
+        // one is left to end by itself (its transaction's own time limits end it in the database)
+        // and is tried again under the same ids, so it counts once whichever commits.
+        write.catch(() => undefined)
+        this.#unsure = attempt
+        this.options.metrics?.databaseError()
+        this.log.warn('visit flush did not finish in time; trying it again under the same id', { batches: attempt.length, limit_ms: limitMs })
+        return
+      }
+      await write
       this.#unsure = []
       this.options.metrics?.visitFlush((performance.now() - started) / 1000)
     } catch (err) {

@@ -139,6 +139,25 @@ test('a failed flush keeps everything for the next; more than 100 hosts a day be
   assert.ok(Math.abs(uniquesOf(written).AAAAAAAA! - 6) <= 1, JSON.stringify(uniquesOf(written)))
 })
 
+test('a flush stuck on a connection that never answers is left behind after its time limit: the next flush writes its visits under the same id, and counting goes on', async () => {
+  const { sql, written } = fakeSql()
+  const working = (sql as unknown as { begin: (fn: (tx: Sql) => Promise<unknown>) => Promise<unknown> }).begin
+  let hang = true
+  ;(sql as unknown as { begin: unknown }).begin = (fn: (tx: Sql) => Promise<unknown>) => (hang ? new Promise(() => undefined) : working(fn))
+  const warnings: string[] = []
+  const log = { ...quiet, warn: (msg: string) => void warnings.push(msg) } as unknown as typeof quiet
+  const counter = new VisitCounter(sql, log, { flushMs: 1_000, stats: false, trustProxy: undefined, flushLimitMs: 50 })
+  counter.record('AAAAAAAA', request({}))
+  const started = performance.now()
+  await counter.flush()
+  assert.ok(performance.now() - started < 1_000, 'the stuck flush is not waited for')
+  assert.match(warnings.join('\n'), /did not finish in time/)
+  hang = false
+  counter.record('AAAAAAAA', request({}))
+  await counter.flush()
+  assert.equal((written.params[0] as [string[], number[]])[1], [2], 'both visits, once')
+})
+
 test('past 100,000 distinct visitors waiting, more are not counted as unique, and the log says so', async () => {
   const lines: string[] = []
   const { sql, written } = fakeSql()
