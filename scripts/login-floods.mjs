@@ -11,8 +11,10 @@
 //      its 5/s allowance, while a bystander and the account's owner log in from other addresses;
 //   6. (spray) a 15 s flood of wrong-password logins for random usernames from 100 addresses
 //      (SPRAY_ADDRESSES), each within its 5/s allowance, while a bystander logs in once a second;
-//   7. (burst-busy) the burst of 2 while another process keeps one core busy.
-// Usage: npm run build && node scripts/login-floods.mjs [timing|burst|devices|patch|guess|spray|burst-busy ...]
+//   7. (burst-busy) the burst of 2 while another process keeps one core busy;
+//   8. (fresh) 100 logins for unknown usernames at once, each from an address never seen, while a
+//      returning user (signed in from its address before) and a newcomer sign in.
+// Usage: npm run build && node scripts/login-floods.mjs [timing|burst|devices|patch|guess|spray|burst-busy|fresh ...]
 // (all by default). DATABASE_URL for PostgreSQL, else an embedded database in a temporary dir.
 import { randomBytes, scryptSync } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -25,7 +27,7 @@ import { startService } from '../dist/service.js'
 
 import { spawn } from 'node:child_process'
 
-const wanted = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['timing', 'burst', 'devices', 'patch', 'guess', 'spray', 'burst-busy'])
+const wanted = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['timing', 'burst', 'devices', 'patch', 'guess', 'spray', 'burst-busy', 'fresh'])
 const dataDir = mkdtempSync(join(tmpdir(), 'login-floods-'))
 const config = loadConfig({ ...process.env, PORT: '0', DATA_DIR: dataDir, TRUST_PROXY: '127.0.0.1', ACCESS_LOG: 'off', LOG_LEVEL: 'error' })
 const service = await startService(config, createLogger('error'), resolve('sql'), resolve('dist/app'))
@@ -229,6 +231,20 @@ if (wanted.has('burst-busy')) {
   } finally {
     busy.kill()
   }
+}
+
+if (wanted.has('fresh')) {
+  const n = Number(process.env.FRESH_ADDRESSES ?? 100)
+  const home = freshIp()
+  const returning = await register('returning')
+  if ((await login(returning.username, PASSWORD, home)).status !== 200) throw new Error('the returning user could not sign in')
+  const newcomer = await register('newcomer')
+  const flood = Array.from({ length: n }, (_, i) => login(`unknown${i}${randomBytes(3).toString('hex')}`, 'wrong password', freshIp()))
+  await new Promise((r) => setTimeout(r, 50))
+  const [back, fresh] = await Promise.all([login(returning.username, PASSWORD, home), login(newcomer.username, PASSWORD, freshIp())])
+  const flooded = await Promise.all(flood)
+  console.log(`\n8. ${n} logins for unknown usernames at once, each from a new address: ${tally(flooded)}, slowest ${fmt(Math.max(...flooded.map((r) => r.ms)))}`)
+  console.log(`   a returning user from its address: ${back.status} in ${fmt(back.ms)}; a newcomer from a new address: ${fresh.status} in ${fmt(fresh.ms)}`)
 }
 
 await service.close()

@@ -7,7 +7,8 @@
 // (past the first item of each), while the account's owner, asking from an address of its own,
 // still goes next. Among equal start tags, the client with fewest items waiting goes first (one
 // that sends faster than it is served is flooding), then the account with fewer items before,
-// then first come. TwoLaneQueue puts clients whose checks failed lately behind all the others.
+// then first come. LaneQueue puts clients that passed a check lately ahead of the others, and those
+// whose checks failed lately behind them.
 
 export interface Queued<T> {
   readonly value: T
@@ -125,17 +126,22 @@ export class FairQueue<T> {
   }
 }
 
+/** Where a client's checks wait: ahead of the others, with them, or behind them. */
+export type Standing = 'trusted' | 'new' | 'failing'
+const LANE: Record<Standing, 0 | 1 | 2> = { trusted: 0, new: 1, failing: 2 }
+
 /**
- * Two fair queues, the second served only while the first is empty. A client whose checks failed
- * lately (`demoted`: guessing), or that asks for a check while one of its checks is still waiting
- * (sending faster than it is served: a flood), waits behind every client that asks for one at a
- * time without failing, and takes fair turns with the others like it. `demote` moves a client's
- * waiting checks to the second lane when one of its checks fails. Items are named by their values.
+ * Three fair queues, each served only while those before it are empty: clients that passed a
+ * check lately (`trusted`), then clients never seen or not lately (`new`), then clients whose checks
+ * failed lately (`failing`: guessing) or that ask for a check while one of their checks is still
+ * waiting (sending faster than they are served: a flood), which take fair turns with the others
+ * like them. `demote` moves a client's waiting checks to the last lane when one of its checks
+ * fails. Items are named by their values.
  */
-export class TwoLaneQueue<T> {
-  readonly #lanes = [new FairQueue<T>(), new FairQueue<T>()] as const
-  readonly #where = new Map<T, { lane: 0 | 1; item: Queued<T>; keys: Keys }>()
-  /** per client: its checks waiting, in either lane */
+export class LaneQueue<T> {
+  readonly #lanes = [new FairQueue<T>(), new FairQueue<T>(), new FairQueue<T>()] as const
+  readonly #where = new Map<T, { lane: 0 | 1 | 2; item: Queued<T>; keys: Keys }>()
+  /** per client: its checks waiting, in any lane */
   readonly #waiting = new Map<string, number>()
 
   get size(): number {
@@ -143,20 +149,23 @@ export class TwoLaneQueue<T> {
   }
 
   /** `ahead`: how many would be served before it if nobody else came. */
-  push(keys: Keys, value: T, demoted: boolean): number {
-    if (!demoted && keys.client !== undefined && this.#waiting.has(keys.client)) {
+  push(keys: Keys, value: T, standing: Standing): number {
+    if (standing !== 'failing' && keys.client !== undefined && this.#waiting.has(keys.client)) {
       this.demote(keys.client)
-      demoted = true
+      standing = 'failing'
     }
-    const lane = demoted ? 1 : 0
+    const lane = LANE[standing]
     this.#count(keys, 1)
     const { item, ahead } = this.#lanes[lane].push(keys, value)
     this.#where.set(value, { lane, item, keys })
-    return demoted ? this.#lanes[0].size + ahead : ahead
+    let before = ahead
+    for (let l = 0; l < lane; l++) before += this.#lanes[l]!.size
+    return before
   }
 
   shift(): T | undefined {
-    const value = this.#lanes[0].size > 0 ? this.#lanes[0].shift() : this.#lanes[1].shift()
+    const lane = this.#lanes.find((q) => q.size > 0)
+    const value = lane?.shift()
     if (value === undefined) return undefined
     this.#left(value)
     return value
@@ -164,7 +173,7 @@ export class TwoLaneQueue<T> {
 
   /** The value that would be served last. */
   last(): T | undefined {
-    return (this.#lanes[1].last() ?? this.#lanes[0].last())?.value
+    return (this.#lanes[2].last() ?? this.#lanes[1].last() ?? this.#lanes[0].last())?.value
   }
 
   remove(value: T): boolean {
@@ -174,12 +183,12 @@ export class TwoLaneQueue<T> {
     return this.#lanes[at.lane].remove(at.item)
   }
 
-  /** The client's checks waiting in the first lane go to the second, in their order. */
+  /** The client's checks waiting in the first two lanes go to the last, in their order. */
   demote(client: string): void {
     for (const [value, at] of this.#where) {
-      if (at.lane !== 0 || at.keys.client !== client) continue
-      this.#lanes[0].remove(at.item)
-      this.#where.set(value, { lane: 1, item: this.#lanes[1].push(at.keys, value).item, keys: at.keys })
+      if (at.lane === 2 || at.keys.client !== client) continue
+      this.#lanes[at.lane].remove(at.item)
+      this.#where.set(value, { lane: 2, item: this.#lanes[2].push(at.keys, value).item, keys: at.keys })
     }
   }
 

@@ -1,7 +1,8 @@
 // The password KDF's worker threads, and the fair line in front of them. A hash takes a core for
 // about a quarter of a second, so a burst of logins waits its turn here, served fairly across
-// client addresses and accounts; an address whose checks failed or were refused lately, or that
-// asks again while a check of its own waits, after all others (fair-queue.ts, failing-clients.ts). The line is long enough for any plausible burst;
+// client addresses and accounts; an address that passed a check lately before addresses never
+// seen, and one whose checks failed or were refused lately, or that asks again while a check of its
+// own waits, after all others (fair-queue.ts, recent-clients.ts). The line is long enough for any plausible burst;
 // it refuses (503 with Retry-After) only a request still waiting after MAX_WAIT_MS, one that
 // clearly would (its expected wait half as long again), or one past MAX_WAITING: then the one
 // served last goes, the newest of whoever has queued most. A request whose client hangs up leaves
@@ -12,8 +13,8 @@ import { Worker } from 'node:worker_threads'
 import { ClientGone } from '../http/body.js'
 import { kdfBusy } from '../http/errors.js'
 import type { KdfJob } from './derive.js'
-import { FailingClients } from './failing-clients.js'
-import { TwoLaneQueue, type Keys } from './fair-queue.js'
+import { FAILURE_MEMORY_MS, RecentClients, SUCCESS_MEMORY_MS } from './recent-clients.js'
+import { LaneQueue, type Keys, type Standing } from './fair-queue.js'
 
 /** Hundreds: a burst of 60 logins is a fraction of it. */
 export const MAX_WAITING = 512
@@ -71,8 +72,9 @@ export function costKey(job: KdfJob): string {
 }
 
 export class KdfPool {
-  readonly #queue = new TwoLaneQueue<Job>()
-  readonly #failing = new FailingClients()
+  readonly #queue = new LaneQueue<Job>()
+  readonly #failing = new RecentClients(FAILURE_MEMORY_MS)
+  readonly #trusted = new RecentClients(SUCCESS_MEMORY_MS)
   readonly #slots: Slot[] = []
   /** recent derivation times by costKey, as moving averages */
   readonly #costs = new Map<string, number>()
@@ -113,7 +115,7 @@ export class KdfPool {
       const free = this.#slots.find((s) => s.busy === undefined) ?? (this.#slots.length < this.threads ? this.#added() : undefined)
       if (free !== undefined && this.#queue.size === 0) return this.#start(free, entry)
       const client = claim.keys.client
-      const ahead = this.#queue.push(claim.keys, entry, client !== undefined && this.#failing.has(client))
+      const ahead = this.#queue.push(claim.keys, entry, this.#standing(client))
       if (this.#queue.size > this.maxWaiting) {
         const last = this.#queue.last()!
         this.#queue.remove(last)
@@ -137,7 +139,19 @@ export class KdfPool {
   /** A check of this client failed: its checks go behind everyone else's for a while. */
   demote(client: string): void {
     this.#failing.note(client)
+    this.#trusted.forget(client)
     this.#queue.demote(client)
+  }
+
+  /** A check of this client passed: its checks go ahead of those of clients never seen. */
+  trust(client: string): void {
+    this.#trusted.note(client)
+  }
+
+  #standing(client: string | undefined): Standing {
+    if (client === undefined) return 'new'
+    if (this.#failing.has(client)) return 'failing'
+    return this.#trusted.has(client) ? 'trusted' : 'new'
   }
 
   /** Stops the threads; whatever still waits is dropped (its clients are gone by now). */

@@ -62,7 +62,10 @@ export class Passwords {
     const target = parsed ?? this.#dummy
     const { key, ms } = await this.#pool.run(jobFor(target, password), claimOf(who))
     const ok = parsed !== undefined && timingSafeEqual(key, target.key)
-    if (!ok && who !== undefined) this.#pool.demote(who.address)
+    if (who !== undefined) {
+      if (ok) this.#pool.trust(who.address)
+      else this.#pool.demote(who.address)
+    }
     const current = isCurrent(target, this.params)
     // A wrong password against a cheaper hash answers no sooner than one against a current hash:
     // padded to the usual time of one, or, before any has run here, by running one.

@@ -3,8 +3,8 @@
 // bystander's login by at most a few seconds"; the attacked account's owner is not locked out.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { FairQueue, TwoLaneQueue, type Keys } from '../../src/passwords/fair-queue.js'
-import { FAILURE_MEMORY_MS, FailingClients } from '../../src/passwords/failing-clients.js'
+import { FairQueue, LaneQueue, type Keys } from '../../src/passwords/fair-queue.js'
+import { FAILURE_MEMORY_MS, RecentClients } from '../../src/passwords/recent-clients.js'
 
 const test = suite('FairQueue')
 
@@ -105,7 +105,7 @@ test('many clients come and go without the bookkeeping growing past the line', (
   assert.ok(q.push({ client: 'new' }, 0).ahead <= 1)
 })
 
-// issue 18: 100 fresh addresses each sending 5 logins a second, none failed yet (each address's
+// 100 fresh addresses each sending 5 logins a second, none failed yet (each address's
 // first check has not been hashed): a bystander must not wait for a round of 100.
 test('of equal turns, a client with fewer waiting goes first: a bystander goes ahead of a round of fresh pipelining addresses', () => {
   const q = new FairQueue<string>()
@@ -116,17 +116,17 @@ test('of equal turns, a client with fewer waiting goes first: a bystander goes a
   assert.is(q.shift(), 'bystander')
 })
 
-const lanes = suite('TwoLaneQueue')
+const lanes = suite('LaneQueue')
 
-// issue 18: an address whose recent attempts failed waits behind addresses without failures
+// an address whose recent attempts failed waits behind addresses without failures
 lanes('a demoted client waits behind every other, whatever the turns; among demoted ones turns are fair', () => {
-  const q = new TwoLaneQueue<string>()
-  for (let i = 0; i < 3; i++) assert.is(q.push({ client: 'guesser1' }, `g1.${i}`, true), i)
-  q.push({ client: 'guesser2' }, 'g2.0', true)
-  assert.is(q.push({ client: 'bystander1' }, 'b1', false), 0)
-  assert.is(q.push({ client: 'bystander2' }, 'b2', false), 1)
+  const q = new LaneQueue<string>()
+  for (let i = 0; i < 3; i++) assert.is(q.push({ client: 'guesser1' }, `g1.${i}`, 'failing'), i)
+  q.push({ client: 'guesser2' }, 'g2.0', 'failing')
+  assert.is(q.push({ client: 'bystander1' }, 'b1', 'new'), 0)
+  assert.is(q.push({ client: 'bystander2' }, 'b2', 'new'), 1)
   // behind the first lane, and of the second lane's turns behind those before its own
-  assert.is(q.push({ client: 'guesser2' }, 'g2.1', true), 4)
+  assert.is(q.push({ client: 'guesser2' }, 'g2.1', 'failing'), 4)
   assert.is(q.size, 7)
   assert.is(q.last(), 'g1.2', 'the newest of the most served')
   assert.equal(Array.from({ length: 7 }, () => q.shift()), ['b1', 'b2', 'g2.0', 'g1.0', 'g2.1', 'g1.1', 'g1.2'])
@@ -134,10 +134,10 @@ lanes('a demoted client waits behind every other, whatever the turns; among demo
 })
 
 lanes('demote moves a client\'s waiting check behind the others; remove finds a check in either lane', () => {
-  const q = new TwoLaneQueue<string>()
-  q.push({ client: 'a' }, 'a0', false)
-  q.push({ client: 'b' }, 'b0', false)
-  q.push({ client: 'c' }, 'c0', false)
+  const q = new LaneQueue<string>()
+  q.push({ client: 'a' }, 'a0', 'new')
+  q.push({ client: 'b' }, 'b0', 'new')
+  q.push({ client: 'c' }, 'c0', 'new')
   q.demote('a')
   q.demote('nobody')
   assert.ok(q.remove('c0'))
@@ -146,28 +146,39 @@ lanes('demote moves a client\'s waiting check behind the others; remove finds a 
   assert.equal([q.shift(), q.shift(), q.shift()], ['b0', 'a0', undefined])
 })
 
-// issue 18: 100 fresh addresses each sending 5 logins a second: each one's second check, sent
+// 100 fresh addresses each sending 5 logins a second: each one's second check, sent
 // before its first was served, puts all its checks behind clients that ask one at a time.
 lanes('a client that asks again while a check of its own waits goes, with that check, behind clients asking one at a time', () => {
-  const q = new TwoLaneQueue<string>()
-  for (let a = 0; a < 100; a++) assert.is(q.push({ client: `10.100.${a}.1` }, `first${a}`, false), a)
-  for (let a = 0; a < 100; a++) q.push({ client: `10.100.${a}.1` }, `second${a}`, false)
-  assert.is(q.push({ client: 'bystander' }, 'bystander', false), 0)
+  const q = new LaneQueue<string>()
+  for (let a = 0; a < 100; a++) assert.is(q.push({ client: `10.100.${a}.1` }, `first${a}`, 'new'), a)
+  for (let a = 0; a < 100; a++) q.push({ client: `10.100.${a}.1` }, `second${a}`, 'new')
+  assert.is(q.push({ client: 'bystander' }, 'bystander', 'new'), 0)
   assert.equal([q.shift(), q.shift(), q.shift()], ['bystander', 'first0', 'first1'])
   // once its line is empty, a client is one at a time again
-  const one = new TwoLaneQueue<string>()
-  one.push({ client: 'x' }, 'x0', false)
-  one.push({ client: 'x' }, 'x1', false)
+  const one = new LaneQueue<string>()
+  one.push({ client: 'x' }, 'x0', 'new')
+  one.push({ client: 'x' }, 'x1', 'new')
   one.shift()
   one.shift()
-  one.push({ client: 'y' }, 'y0', false)
-  one.push({ client: 'y' }, 'y1', false)
-  assert.is(one.push({ client: 'x' }, 'x2', false), 0)
+  one.push({ client: 'y' }, 'y0', 'new')
+  one.push({ client: 'y' }, 'y1', 'new')
+  assert.is(one.push({ client: 'x' }, 'x2', 'new'), 0)
+})
+
+lanes('a client that passed a check lately goes ahead of clients never seen, who go ahead of failing ones: 100 fresh addresses cannot make a returning user wait', () => {
+  const q = new LaneQueue<string>()
+  for (let a = 0; a < 100; a++) q.push({ client: `10.200.${a}.1` }, `fresh${a}`, 'new')
+  q.push({ client: 'guesser' }, 'guess', 'failing')
+  assert.is(q.push({ client: 'returning' }, 'returning', 'trusted'), 0)
+  assert.is(q.shift(), 'returning')
+  assert.is(q.last(), 'guess')
+  for (let a = 0; a < 100; a++) assert.is(q.shift(), `fresh${a}`)
+  assert.is(q.shift(), 'guess')
 })
 
 lanes('a failure counts for FAILURE_MEMORY_MS; the oldest failures are forgotten first past the bound', () => {
   let now = 0
-  const failing = new FailingClients(() => now)
+  const failing = new RecentClients(FAILURE_MEMORY_MS, () => now)
   failing.note('10.0.0.1')
   assert.ok(failing.has('10.0.0.1'))
   assert.not.ok(failing.has('10.0.0.2'))
