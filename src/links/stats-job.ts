@@ -2,9 +2,10 @@
 // lock): a UTC day that ended more than REDUCE_GRACE_MS ago has its visitor hashes reduced to a
 // count and deleted with its salt; days older than STATS_RETENTION_DAYS are dropped, partitions
 // and all, the partitions of yesterday to DAYS_AHEAD days ahead are there (sql/0016), and a
-// finished month's days are merged into one partition (sql/0019). The partition work yields to
-// users (sql/0021): when it cannot have its table locks at once it does nothing, and runs again
-// YIELD_RETRY_MS later (with jitter) rather than at the next 10 minutes.
+// finished month's days are merged into one partition (copied beside users' reads and writes,
+// then swapped in), and deleted links' statistics deleted (maintainStats). Each step that locks
+// the tables yields to users: when it cannot have its locks at once it does nothing, and the job
+// runs again YIELD_RETRY_MS later (with jitter) rather than at the next 10 minutes.
 import { isConflictVictim } from '../db/retry.js'
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'

@@ -1,7 +1,8 @@
 // SQL of the visit statistics: a flush's batched write, the day's visitor salt, the daily job
 // (drop finished days' salts, the partitions of days past retention and old flush ids; create
-// the coming days' partitions) and the owner's read.
+// the coming days' partitions; merge a finished month; delete deleted links' rows) and the owner's read.
 import { randomBytes } from 'node:crypto'
+import { isConflictVictim } from '../db/retry.js'
 import type { Sql, Tx } from '../db/types.js'
 import { queueClicks, type Clicks } from '../webhooks/queries.js'
 import type { Dimension } from './breakdowns.js'
@@ -205,27 +206,85 @@ export async function daySalt(sql: Sql, day: string): Promise<Buffer> {
  *  was running it, or it yielded: it could not have its table locks at once (users held them). */
 export type StatsJobOutcome = { dropped: number } | 'elsewhere' | 'yielded'
 
+/** Queued codes whose statistics one purge transaction deletes (visit_stats_purge). */
+export const PURGE_BATCH = 200
+/** Purge transactions a run of the job does at most: the rest waits for the next run. */
+const PURGE_BATCHES = 50
+
+/** One step of the job in a transaction of its own, under the job's advisory lock ('elsewhere'
+ *  when another node holds it). */
+function jobStep<T>(sql: Sql, step: (tx: Tx) => Promise<T>, isolation?: string): Promise<T | 'elsewhere'> {
+  const body = async (tx: Tx): Promise<T | 'elsewhere'> => {
+    const [lock] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${STATS_JOB_LOCK}) as locked`
+    if (!lock!.locked) return 'elsewhere'
+    return step(tx)
+  }
+  return (isolation === undefined ? sql.begin(body) : sql.begin(isolation, body)) as Promise<T | 'elsewhere'>
+}
+
 /**
  * The daily job: days before `reduceBefore` lose their salt (no flush adds to them any more); the
  * statistics' partitions of days before `keepFrom` are detached and dropped, and those of the days
- * from `createFrom` to `aheadTo` created (sql/0016), as are those of days a row landed on without
- * one; the oldest whole month within retention that ended before `createFrom` is merged into one
- * partition, and merged months past retention dropped (sql/0019); flush ids older than two days
- * are deleted. One node at a time (the others skip it). The partition work takes its table locks
- * first, in one order, with a short lock_timeout, and yields to users when it cannot have them
- * (sql/0021): nothing is done then, and the caller runs it again later.
+ * from `createFrom` to `aheadTo` created, as are those of days a row landed on without one; merged
+ * months past retention are dropped; flush ids older than two days are deleted. That step takes
+ * its table locks first, in one order, with a short lock_timeout, and yields to users when it
+ * cannot have them (visit_stats_maintain): nothing is done then, and the caller runs it again later.
+ * Then, each in transactions of their own that users do not wait on for long: a copy of a month
+ * made earlier is swapped in (visit_stats_merge_swap), deleted links' statistics are deleted
+ * (visit_stats_purge), and the oldest whole month within retention that ended before `createFrom`
+ * is copied into one table (visit_stats_merge_copy, under the locks of a read) and swapped in as
+ * its partition. One node at a time (the others skip it).
  */
-export function maintainStats(sql: Sql, reduceBefore: string, keepFrom: string, createFrom: string, aheadTo: string): Promise<StatsJobOutcome> {
-  return sql.begin(async (tx): Promise<StatsJobOutcome> => {
-    const [lock] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${STATS_JOB_LOCK}) as locked`
-    if (!lock!.locked) return 'elsewhere'
-    const [kept] = await tx<{ dropped: number | null }[]>`
+export async function maintainStats(sql: Sql, reduceBefore: string, keepFrom: string, createFrom: string, aheadTo: string): Promise<StatsJobOutcome> {
+  const kept = await jobStep(sql, async (tx) => {
+    const [row] = await tx<{ dropped: number | null }[]>`
       select visit_stats_maintain(${keepFrom}::date, ${createFrom}::date, ${aheadTo}::date) as dropped`
-    if (kept!.dropped === null) return 'yielded'
+    if (row!.dropped === null) return 'yielded' as const
     await tx`delete from visit_salts where day < ${reduceBefore}::date`
     await tx`delete from visit_flushes where at < now() - interval '2 days'`
-    return { dropped: kept!.dropped }
+    return { dropped: row!.dropped }
   })
+  if (typeof kept !== 'object') return kept
+  // A copy made by an earlier run goes in first: the purge below would change its month's rows.
+  const swapped = await swapMonth(sql)
+  if (swapped !== 'none' && swapped !== 'swapped' && swapped !== 'redo') return swapped
+  const purged = await purgeOrphans(sql)
+  if (purged !== undefined) return purged
+  if (swapped === 'none') {
+    let copied: string | null | 'elsewhere'
+    try {
+      copied = await jobStep(sql, async (tx) => (await tx<{ month: string | null }[]>`select visit_stats_merge_copy()::text as month`)[0]!.month, 'isolation level repeatable read')
+    } catch (err) {
+      // A change to the month committed while it was copied: the copy is gone with its transaction.
+      if (isConflictVictim(err) || (err as { code?: unknown } | null)?.code === '55P03') return 'yielded'
+      throw err
+    }
+    if (copied === 'elsewhere') return copied
+    if (copied !== null) {
+      const done = await swapMonth(sql)
+      if (done === 'elsewhere' || done === 'yielded') return done
+    }
+  }
+  return kept
+}
+
+/** The swap of a copied month (visit_stats_merge_swap): 'none' when no copy waits, 'redo' when its rows changed since. */
+async function swapMonth(sql: Sql): Promise<'none' | 'swapped' | 'redo' | 'yielded' | 'elsewhere'> {
+  return jobStep(sql, async (tx) => {
+    const [row] = await tx<{ done: 'none' | 'swapped' | 'redo' | null }[]>`select visit_stats_merge_swap() as done`
+    return row!.done ?? 'yielded'
+  })
+}
+
+/** Deleted links' statistics deleted, PURGE_BATCH codes a transaction: undefined when done (or the batches of a run spent). */
+async function purgeOrphans(sql: Sql): Promise<'yielded' | 'elsewhere' | undefined> {
+  for (let i = 0; i < PURGE_BATCHES; i++) {
+    const done = await jobStep(sql, async (tx) => (await tx<{ n: number | null }[]>`select visit_stats_purge(${PURGE_BATCH}) as n`)[0]!.n)
+    if (done === 'elsewhere') return done
+    if (done === null) return 'yielded'
+    if (done < PURGE_BATCH) return undefined
+  }
+  return undefined
 }
 
 /** maintainStats as a number: the partitions of visit_days dropped, or undefined when it did not run (another node ran it, or it yielded). */

@@ -107,8 +107,8 @@ if (why !== undefined) {
     await other.begin(async (tx) => {
       // The other side takes first what the delete's trigger will need (the delete waits holding
       // the link's row), then asks for that row: a cycle, which PostgreSQL ends by failing the side
-      // that has waited longer, the delete.
-      await tx`lock table visit_days in share mode`
+      // that has waited longer, the delete. The trigger queues the link's statistics for the job.
+      await tx`lock table visit_stats_orphans in share mode`
       answer = call(srv.url, 'DELETE', `/api/v1/links/${link.code}`, { token: user.token })
       await until(5_000, async () => {
         const [waiting] = await other<{ n: number }[]>`

@@ -243,6 +243,8 @@ test('days past the retention are deleted by the daily job, days without a parti
   assert.equal(res.body.days.map((d: { visits: number }) => d.visits), [0, 5])
   assert.equal(res.body.referrers, [{ host: 'direct', visits: 5 }])
   assert.is((await call(srv.url, 'DELETE', `/api/v1/links/${link.code}`, { token: user.token })).status, 204)
+  // The deletion queues the link's statistics; the job's next run deletes them.
+  assert.is.not(await runStatsJob(sql, gone, kept, kept, kept), undefined)
   const [left] = await sql<{ n: number }[]>`
     select (select count(*) from visit_days where code = ${link.code}) + (select count(*) from visit_referrers where code = ${link.code}) as n`
   assert.is(Number(left!.n), 0)
