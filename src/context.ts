@@ -10,14 +10,14 @@ import type { Reply } from './http/reply.js'
 import type { LocationLoader } from './links/location-loader.js'
 import type { VisitCaps } from './links/caps.js'
 import type { RedirectCache } from './links/redirect-cache.js'
-import type { VisitCounter } from './links/visits.js'
+import type { VisitCounter } from './stats/visits.js'
 import type { FeedState, WriteHealth } from './health.js'
 import type { Logger } from './log.js'
 import type { Metrics } from './metrics.js'
 import type { Passwords, Requester } from './passwords/passwords.js'
 import { clientKey as clientKeyOf } from './ratelimit/client-ip.js'
 import type { LeakyBuckets } from './ratelimit/leaky.js'
-import type { CountryOf } from './links/geo.js'
+import type { CountryOf } from './stats/geo.js'
 import type { Limiter } from './ratelimit/limiter.js'
 import type { Deadline } from './time-limit.js'
 import type { AppFiles } from './web/static-files.js'
@@ -38,7 +38,7 @@ export interface Deps {
   /** the visits a capped link has left, taken per event-loop turn (links/caps.ts) */
   caps: VisitCaps
   visits: VisitCounter
-  /** the country of a client address (links/geo.ts), for redirect rules and the statistics */
+  /** the country of a client address (stats/geo.ts), for redirect rules and the statistics */
   countryOf: CountryOf
   /** opens while the database cannot be reached: requests then fail at once (db/circuit.ts) */
   circuit: Circuit

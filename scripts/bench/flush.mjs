@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
 import { migrate } from '../../dist/db/migrate.js'
-import { openCountries } from '../../dist/links/geo.js'
-import { VisitCounter } from '../../dist/links/visits.js'
+import { openCountries } from '../../dist/stats/geo.js'
+import { VisitCounter } from '../../dist/stats/visits.js'
 import { createLogger } from '../../dist/log.js'
 
 const VISITS = Number(process.argv[2] ?? 20_000)

@@ -1,6 +1,7 @@
 // Plumbing for `npm run bench`: child processes (always killed on exit), wrk runs, free ports,
 // RSS of a process tree, and small statistics. Node 20 built-ins only.
 import { execFileSync, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
@@ -79,6 +80,16 @@ export function freePort() {
       server.close(() => resolve(port))
     })
   })
+}
+
+/** One API call from a random address of 10.9.0.0/16 (the service trusts the bench as its proxy): the status and the JSON body. */
+export async function api(base, method, path, { token, body } = {}) {
+  const headers = { 'x-forwarded-for': `10.9.${randomBytes(1)[0]}.${randomBytes(1)[0]}` }
+  if (token !== undefined) headers.authorization = `Bearer ${token}`
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  const text = await res.text()
+  return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : undefined }
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))

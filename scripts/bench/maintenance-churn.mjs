@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { ROOT, sleep, startLogged, stopChild } from './lib.mjs'
+import { api, ROOT, sleep, startLogged, stopChild } from './lib.mjs'
 
 const RUNS = Number(process.argv[2] ?? 3)
 const SECONDS = Number(process.argv[3] ?? 4)
@@ -22,15 +22,6 @@ const CHURN_FROM_MS = 3_000
 const SERVER = process.env.BENCH_SERVER ?? 'dist/server.js'
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const say = (line) => process.stdout.write(`${line}\n`)
-
-async function api(base, method, path, { token, body } = {}) {
-  const headers = { 'x-forwarded-for': `10.9.${randomBytes(1)[0]}.${randomBytes(1)[0]}` }
-  if (token !== undefined) headers.authorization = `Bearer ${token}`
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-  const text = await res.text()
-  return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : undefined }
-}
 
 async function oneRun(tmp, run) {
   const name = `bench_churn_${randomBytes(4).toString('hex')}`

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { median, ROOT, sleep, startLogged, stopChild } from './lib.mjs'
+import { api, median, ROOT, sleep, startLogged, stopChild } from './lib.mjs'
 
 const RUNS = Number(process.argv[2] ?? 3)
 const LINKS = Number(process.argv[3] ?? 4000)
@@ -23,15 +23,6 @@ const CLIENTS = 8
 const SERVER = process.env.BENCH_SERVER ?? 'dist/server.js'
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const say = (line) => process.stdout.write(`${line}\n`)
-
-async function api(base, method, path, { token, body } = {}) {
-  const headers = { 'x-forwarded-for': `10.9.${randomBytes(1)[0]}.${randomBytes(1)[0]}` }
-  if (token !== undefined) headers.authorization = `Bearer ${token}`
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-  const text = await res.text()
-  return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : undefined }
-}
 
 /** The first day of the month before last, and its days. */
 function monthBeforeLast() {

@@ -4,7 +4,7 @@
 // What a link's url determines (its Location form, its hosts) is computed again, never taken.
 import { HttpError } from '../http/errors.js'
 import { hostOf, normalizeHost } from '../links/hosts.js'
-import { MAX_RANK, SKETCH_BYTES } from '../links/sketch.js'
+import { MAX_RANK, SKETCH_BYTES } from '../stats/sketch.js'
 import { checkStoredLink, toLocation } from '../links/validate.js'
 import { parseStored, withinCost, type Argon2Params } from '../passwords/phc.js'
 import { EVENTS } from '../webhooks/validate.js'

@@ -2,8 +2,8 @@
 // country? }, url }. The first rule whose given conditions all match gives the target; none, the
 // link's url. Checked here when written; evaluated in memory from the cache entry on each visit.
 import type { Fields } from '../http/fields.js'
-import { Memo } from './memo.js'
-import { agentFamilies } from './user-agent.js'
+import { Memo } from '../stats/memo.js'
+import { agentFamilies } from '../stats/user-agent.js'
 
 export const MAX_RULES = 10
 export const DEVICES = ['ios', 'android', 'desktop'] as const

@@ -6,11 +6,11 @@ import { linkNotFound } from '../http/errors.js'
 import { Query } from '../http/query.js'
 import { csv, wantsCsv, type Cell } from '../http/csv.js'
 import { json, type Reply } from '../http/reply.js'
-import type { Dimension } from './breakdowns.js'
+import type { Dimension } from '../stats/breakdowns.js'
 import { codeParam } from './short-code.js'
-import { firstRetainedDay } from './stats-job.js'
-import { readStats, type DimCount } from './stats-queries.js'
-import { dateOf } from './visits.js'
+import { firstRetainedDay } from '../stats/job.js'
+import { readStats, type DimCount } from '../stats/queries.js'
+import { dateOf } from '../stats/visits.js'
 
 /** What these routes may touch. */
 type StatsCtx = Ctx<'sql' | 'reads' | 'config'>

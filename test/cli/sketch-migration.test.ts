@@ -8,7 +8,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js'
 import type { Sql } from '../../src/db/types.js'
-import { readStats } from '../../src/links/stats-queries.js'
+import { readStats } from '../../src/stats/queries.js'
 import { freshDatabase, pgUnavailable } from '../helpers/pg.js'
 
 const why = await pgUnavailable()

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import postgres from 'postgres'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { runStatsJob } from '../../src/links/stats-queries.js'
+import { runStatsJob } from '../../src/stats/queries.js'
 import { call, newLink, newUser, type User } from '../helpers/api.js'
 import { freshDatabase, pgUnavailable, type FreshDatabase } from '../helpers/pg.js'
 import { serverSuite, startServer, type TestServer } from '../helpers/server.js'
@@ -62,6 +62,40 @@ churn('8 clients of 4 accounts create and delete links while the statistics job 
   assert.ok(await hasPartition(sql, `visit_dims_${pastDay(0).replaceAll('-', '')}`) || (await hasPartition(sql, 'visit_dims_199001')), 'its partitions are there')
   await jobDroppingPast(sql)
   assert.not.ok((await hasPartition(sql, `visit_dims_${pastDay(0).replaceAll('-', '')}`)) || (await hasPartition(sql, 'visit_dims_199001')), 'and are gone again')
+})
+
+churn('visits flow while the statistics job makes partitions over and over: no 5xx, the job gets its work done, and every visit is counted once, in the totals and in the day', async ({ srv }) => {
+  const user = await newUser(srv.url)
+  const links = await Promise.all(Array.from({ length: 4 }, (_, i) => newLink(srv.url, user.token, `https://example.com/visited/${i}`)))
+  const sql = srv.service.db.sql
+  const served = new Map<string, number>()
+  const statuses = new Map<number, number>()
+  const jobRuns: Array<number | undefined> = []
+  const endAt = Date.now() + 3_000
+  const job = (async () => {
+    for (let i = 100; Date.now() < endAt; i++) jobRuns.push(await jobMaking(sql, i))
+  })()
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, c) => {
+      for (let n = 0; Date.now() < endAt; n++) {
+        const { code } = links[(c + n) % links.length]!
+        const res = await call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0' } })
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+        if (res.status === 302) served.set(code, (served.get(code) ?? 0) + 1)
+      }
+    }),
+  )
+  await job
+  await srv.service.deps.visits.flush()
+  assert.equal([...statuses.keys()], [302], JSON.stringify(Object.fromEntries(statuses)))
+  assert.ok(jobRuns.some((r) => r !== undefined), `the job did its work in some of ${jobRuns.length} runs`)
+  for (const { code } of links) {
+    const [row] = await sql<{ visits: number; day: number }[]>`
+      select l.visits::int as visits, coalesce((select sum(d.humans + d.bots)::int from visit_days d where d.code = l.code), 0) as day
+      from links l where l.code = ${code}`
+    assert.equal([row!.visits, row!.day], [served.get(code) ?? 0, served.get(code) ?? 0], code)
+  }
+  await jobDroppingPast(sql)
 })
 
 churn.run()

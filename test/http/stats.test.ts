@@ -1,8 +1,8 @@
 // GET /api/v1/links/{code}/stats: visits per UTC day, humans and bots, referrer hosts
 // and unique visitors, counted in memory on the redirect path and written by the flush.
 import * as assert from 'uvu/assert'
-import { SKETCH_BYTES } from '../../src/links/sketch.js'
-import { daySalt, runStatsJob } from '../../src/links/stats-queries.js'
+import { SKETCH_BYTES } from '../../src/stats/sketch.js'
+import { daySalt, runStatsJob } from '../../src/stats/queries.js'
 import { assertQueryError, call, newLink, newUser, type Res, type User } from '../helpers/api.js'
 import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
 import { sleep, until } from '../helpers/wait.js'

@@ -6,11 +6,11 @@ import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { csvCell, toCsv, wantsCsv } from '../../src/http/csv.js'
-import { Breakdowns } from '../../src/links/breakdowns.js'
-import { countryOfRecord, openCountries } from '../../src/links/geo.js'
+import { Breakdowns } from '../../src/stats/breakdowns.js'
+import { countryOfRecord, openCountries } from '../../src/stats/geo.js'
 import { createLogger } from '../../src/log.js'
-import { Memo } from '../../src/links/memo.js'
-import { agentFamilies } from '../../src/links/user-agent.js'
+import { Memo } from '../../src/stats/memo.js'
+import { agentFamilies } from '../../src/stats/user-agent.js'
 
 const agents = suite('User-Agent families')
 

@@ -1,9 +1,9 @@
-// The unique-visitor sketch (src/links/sketch.ts): its estimate stays within three standard
+// The unique-visitor sketch (src/stats/sketch.ts): its estimate stays within three standard
 // errors, adding the same element again changes nothing, and merging is a union.
 import { createHash } from 'node:crypto'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { addHash, emptySketch, estimate, mergeSketch, SKETCH_BYTES, STANDARD_ERROR } from '../../src/links/sketch.js'
+import { addHash, emptySketch, estimate, mergeSketch, SKETCH_BYTES, STANDARD_ERROR } from '../../src/stats/sketch.js'
 
 const h = (key: string) => createHash('sha256').update(key).digest()
 

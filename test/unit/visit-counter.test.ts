@@ -1,12 +1,12 @@
-// The VisitCounter's folding (src/links/visits.ts), against a stand-in database that records what
+// The VisitCounter's folding (src/stats/visits.ts), against a stand-in database that records what
 // a flush would write: humans and bots, referrer hosts, visitors hashed once per flush under the
 // day's salt, and the bounds that keep memory in check when flushes cannot write.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { Sql } from '../../src/db/types.js'
-import type { Visitor } from '../../src/links/visit-tally.js'
-import { estimate, SKETCH_BYTES } from '../../src/links/sketch.js'
-import { FLUSH_CHUNK_LINKS, VisitCounter } from '../../src/links/visits.js'
+import type { Visitor } from '../../src/stats/visit-tally.js'
+import { estimate, SKETCH_BYTES } from '../../src/stats/sketch.js'
+import { FLUSH_CHUNK_LINKS, VisitCounter } from '../../src/stats/visits.js'
 import { createLogger } from '../../src/log.js'
 import { parseTrustProxy } from '../../src/config.js'
 
@@ -24,6 +24,8 @@ function fakeSql(fail = () => false, overSocket = false): { sql: Sql; written: W
   const answer = (strings: TemplateStringsArray, ...params: unknown[]) => {
     const text = strings.join('?').replace(/\s+/g, ' ').trim()
     if (text.includes('visit_salts')) return Promise.resolve([{ salt: Buffer.alloc(32, 7) }])
+    // The flush's own time limits (set_config): settings, not writes.
+    if (text.includes('set_config')) return Promise.resolve([])
     // Every flush id is new to it.
     if (text.includes('visit_flushes')) return Promise.resolve((params[0] as string[]).map((id) => ({ id })))
     // Every link and day of the sketches has a day row, with no sketch yet.

@@ -1,9 +1,9 @@
-// The visit tally (src/links/visit-tally.ts): pure folding, with the time of each visit given, no
+// The visit tally (src/stats/visit-tally.ts): pure folding, with the time of each visit given, no
 // timer and no database.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parseTrustProxy } from '../../src/config.js'
-import { DAY_MS, UNKNOWN, VisitTally, type Visitor } from '../../src/links/visit-tally.js'
+import { DAY_MS, UNKNOWN, VisitTally, type Visitor } from '../../src/stats/visit-tally.js'
 
 const test = suite('visit tally')
 const DAY = 20_000 * DAY_MS // a UTC midnight

@@ -1,7 +1,7 @@
 // The statistics' daily job, run by every node every 10 minutes (one at a time, by an advisory
 // lock): a UTC day that ended more than REDUCE_GRACE_MS ago has its visitor hashes reduced to a
 // count and deleted with its salt; days older than STATS_RETENTION_DAYS are dropped, partitions
-// and all, the partitions of yesterday to DAYS_AHEAD days ahead are there (sql/0016), and a
+// and all, the partitions of yesterday to DAYS_AHEAD days ahead are there (visit_stats_partition), and a
 // finished month's days are merged into one partition (copied beside users' reads and writes,
 // then swapped in), and deleted links' statistics deleted (maintainStats). Each step that locks
 // the tables yields to users: when it cannot have its locks at once it does nothing, and the job
@@ -9,7 +9,7 @@
 import { isConflictVictim } from '../db/retry.js'
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
-import { maintainStats } from './stats-queries.js'
+import { maintainStats } from './queries.js'
 import { dateOf } from './visits.js'
 
 const JOB_EVERY_MS = 10 * 60_000
@@ -24,7 +24,7 @@ const DAYS_AHEAD = 3
 export const REDUCE_GRACE_MS = 15 * 60_000
 
 /** The first UTC day ("YYYY-MM-DD") whose statistics are kept at `nowMs`: the reads start there too
- *  (a merged month is dropped only when its last day passes, sql/0019). */
+ *  (a merged month is dropped only when its last day passes, visit_stats_maintain). */
 export function firstRetainedDay(nowMs: number, retentionDays: number): string {
   return dateOf(Math.floor(nowMs / DAY_MS) - retentionDays + 1)
 }

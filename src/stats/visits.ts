@@ -14,7 +14,7 @@ import { settlesWithin } from '../settle.js'
 import { Breakdowns } from './breakdowns.js'
 import { UNKNOWN_COUNTRY, type CountryOf } from './geo.js'
 import { addHash, emptySketch } from './sketch.js'
-import { daySalt, writeVisitFlush, type VisitBatch } from './stats-queries.js'
+import { daySalt, FLUSH_LIMIT_MS, writeVisitFlush, type VisitBatch } from './queries.js'
 import { DAY_MS, merged, VisitTally, type Pending, type Visitor } from './visit-tally.js'
 
 /**
@@ -23,11 +23,6 @@ import { DAY_MS, merged, VisitTally, type Pending, type Visitor } from './visit-
  * flush of 100,000 links is 200 chunks in its one transaction.
  */
 export const FLUSH_CHUNK_LINKS = 500
-/**
- * The longest a flush may take before the next one stops waiting for it: far above any flush
- * measured (10M links, the largest flushes take seconds), far below a connection that never answers.
- */
-export const FLUSH_LIMIT_MS = 60_000
 /** How long building a chunk's rows runs before it lets the event loop turn: about a cached redirect's p99 alone. */
 const SLICE_MS = 0.5
 

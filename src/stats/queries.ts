@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { isConflictVictim } from '../db/retry.js'
 import type { Sql, Tx } from '../db/types.js'
-import { queueClicks, type Clicks } from '../webhooks/queries.js'
+import { queueClicks, type Clicks } from './clicks.js'
 import type { Dimension } from './breakdowns.js'
 import { DIRECT, OTHER } from './referrer.js'
 import { emptySketch, estimate, mergeSketch } from './sketch.js'
@@ -32,8 +32,17 @@ export interface VisitBatch {
  * event loop turns between them however many links a flush carries. `committing` is called once
  * every statement is done: from then on a failure may have come after the COMMIT.
  */
+/**
+ * The longest a flush may take: far above any flush measured (at 10M links the largest take
+ * seconds), far below a connection that never answers. The database ends a flush's transaction
+ * that runs or idles past it, so a stuck connection lets go of its rows, and the service stops
+ * waiting for it then too (visits.ts).
+ */
+export const FLUSH_LIMIT_MS = 60_000
+
 export function writeVisitFlush(sql: Sql, ids: string[], chunksFor: (fresh: ReadonlySet<string>) => AsyncIterable<VisitBatch>, committing: () => void): Promise<void> {
   return sql.begin(async (tx) => {
+    await tx`select set_config('statement_timeout', ${`${FLUSH_LIMIT_MS}ms`}, true), set_config('idle_in_transaction_session_timeout', ${`${FLUSH_LIMIT_MS}ms`}, true)`
     const recorded = await tx<{ id: string }[]>`
       insert into visit_flushes (id) select unnest(${ids}::uuid[]) on conflict do nothing returning id::text as id`
     for await (const rows of chunksFor(new Set(recorded.map((r) => r.id)))) await writeVisitBatch(tx, rows)
@@ -67,6 +76,7 @@ export function clicksOf(b: VisitBatch): Clicks {
     referrers: b.links.codes.map((c) => JSON.stringify(split.get(c)?.referrers ?? {})),
   }
 }
+
 
 /**
  * A batch's rows. Only live links count: a code deleted before the flush leaves no row. The day
@@ -318,7 +328,7 @@ export interface StoredStats {
 
 /**
  * The owner's live link's days, referrers and breakdowns from `from` to `to` (inclusive,
- * "YYYY-MM-DD"), in one statement (link_stats, sql/0019: a generic plan); days without visits are
+ * "YYYY-MM-DD"), in one statement (link_stats: a generic plan); days without visits are
  * absent. Undefined: no such link of theirs.
  */
 export async function readStats(sql: Sql, userId: string, code: string, from: string, to: string): Promise<StoredStats | undefined> {
