@@ -19,6 +19,8 @@ export interface Metrics {
   visitFlush(seconds: number): void
   /** one source's refresh: its outcome and how long it took */
   blocklistRefresh(source: string, outcome: 'updated' | 'unchanged' | 'failed', seconds: number): void
+  /** a source's refresh read a feed and refused it (counted as failed too): empty, invalid, shrink or too_large */
+  blocklistRefused(source: string, reason: string): void
   /** a report received (or deduplicated: counted all the same) */
   reportReceived(reason: string): void
 }
@@ -31,6 +33,7 @@ export const NO_METRICS: Metrics = Object.freeze({
   poolReplaced() {},
   visitFlush() {},
   blocklistRefresh() {},
+  blocklistRefused() {},
   reportReceived() {},
 })
 
@@ -166,6 +169,12 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
     labelNames: ['source', 'outcome'],
     registers,
   })
+  const feedRefusals = new client.Counter({
+    name: `${PREFIX}blocklist_refused_total`,
+    help: 'Threat-feed refreshes by this node that read a feed and refused it, keeping the last good list, by source and reason: empty (no entry, where the list had some), invalid (mostly invalid lines), shrink (it would lose more than half the list), too_large (too many hosts).',
+    labelNames: ['source', 'reason'],
+    registers,
+  })
   const feedDurations = new client.Histogram({
     name: `${PREFIX}blocklist_refresh_duration_seconds`,
     help: 'Time one threat-feed refresh took (read, parse and load), by source.',
@@ -236,6 +245,7 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
       feedRefreshes.inc({ source, outcome })
       if (outcome !== 'failed') feedDurations.observe({ source }, seconds)
     },
+    blocklistRefused: (source, reason) => feedRefusals.inc({ source, reason }),
     reportReceived: (reason) => reports.inc({ reason }),
   }
   return { metrics, registry }

@@ -1,7 +1,9 @@
 // Reads a threat feed from a file or an http(s) URL, conditionally: a URL with the ETag and
 // Last-Modified its server sent last time (304: unchanged), a file by its size and modification
-// time. The one place with the limits of reading one: time, size, redirects.
-import { readFile, stat } from 'node:fs/promises'
+// time. The one place with the limits of reading one: time, size, redirects. The body is handed
+// on as it arrives (parse.ts reads it a chunk at a time), never held whole.
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
 
 /** Past this a feed is refused: a million hosts in a hosts file take about 30 MB. */
 export const MAX_FEED_BYTES = 256 * 1024 * 1024
@@ -13,7 +15,8 @@ export interface Validators {
   lastModified: string | null
 }
 
-export type SourceRead = { changed: false } | { changed: true; text: string; validators: Validators }
+/** `body`: the feed's bytes, to be read once; a read past MAX_FEED_BYTES or cut off throws a FeedError. */
+export type SourceRead = { changed: false } | { changed: true; body: AsyncIterable<Uint8Array>; validators: Validators }
 
 export class FeedError extends Error {}
 
@@ -36,8 +39,7 @@ async function readPath(path: string, known: Validators | undefined): Promise<So
   // A file has no ETag: its size and modification time play the part.
   const etag = `file:${info.size}:${info.mtimeMs}`
   if (known?.etag === etag) return { changed: false }
-  const text = await readFile(path, 'utf8')
-  return { changed: true, text, validators: { etag, lastModified: null } }
+  return { changed: true, body: capped(createReadStream(path), path, (err) => `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`), validators: { etag, lastModified: null } }
 }
 
 async function readUrl(url: string, known: Validators | undefined, timeoutMs: number, stop: AbortSignal | undefined): Promise<SourceRead> {
@@ -64,20 +66,23 @@ async function readUrl(url: string, known: Validators | undefined, timeoutMs: nu
     await res.body?.cancel()
     throw new FeedError(`${url} is larger than ${MAX_FEED_BYTES} bytes`)
   }
-  const chunks: Uint8Array[] = []
+  const body = capped(res.body as unknown as AsyncIterable<Uint8Array>, url, (err) => `cannot fetch ${url}: ${causeOf(err)}`)
+  return { changed: true, body, validators: { etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified') } }
+}
+
+/** The chunks of `body`, at most MAX_FEED_BYTES of them; any failure of the read a FeedError. */
+async function* capped(body: AsyncIterable<Uint8Array>, name: string, failure: (err: unknown) => string): AsyncGenerator<Uint8Array> {
   let total = 0
   try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of body) {
       total += chunk.byteLength
-      if (total > MAX_FEED_BYTES) throw new FeedError(`${url} is larger than ${MAX_FEED_BYTES} bytes`)
-      chunks.push(chunk)
+      if (total > MAX_FEED_BYTES) throw new FeedError(`${name} is larger than ${MAX_FEED_BYTES} bytes`)
+      yield chunk
     }
   } catch (err) {
     if (err instanceof FeedError) throw err
-    throw new FeedError(`cannot fetch ${url}: ${causeOf(err)}`)
+    throw new FeedError(failure(err))
   }
-  const text = Buffer.concat(chunks, total).toString('utf8')
-  return { changed: true, text, validators: { etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified') } }
 }
 
 /** fetch's own message is "fetch failed"; the cause says what failed. */

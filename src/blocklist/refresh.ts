@@ -5,28 +5,67 @@
 import type { Database, Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
-import { parseFeed, type ParsedFeed } from './parse.js'
+import { FeedTooLarge, parseFeed, type ParsedFeed } from './parse.js'
 import { dueAt, findSource, loadSource, markFailed, markUnchanged, type LoadResult } from './queries.js'
 import { FeedError, readSource } from './read-source.js'
 
 const REFRESH_LOCK = 7_245_011 // arbitrary, fixed: every node must use the same key
 
-export type RefreshOutcome = { outcome: 'updated'; load: LoadResult; feed: ParsedFeed } | { outcome: 'unchanged' } | { outcome: 'failed'; error: string }
+/** A refresh that would lose more than this share of a list's entries is refused... */
+export const SHRINK_REFUSED = 0.5
+/** ...when that is at least this many entries (a small list may shrink by half in earnest). */
+export const SHRINK_REFUSED_MIN = 100
+
+/** Why a feed that was read whole was not loaded: each a label of link_service_blocklist_refused_total. */
+export type Refusal = 'empty' | 'invalid' | 'shrink' | 'too_large'
+
+export type RefreshOutcome =
+  | { outcome: 'updated'; load: LoadResult; feed: ParsedFeed }
+  | { outcome: 'unchanged' }
+  | { outcome: 'failed'; error: string; refused?: Refusal }
+
+class FeedRefused extends FeedError {
+  constructor(
+    readonly reason: Refusal,
+    message: string,
+  ) {
+    super(message)
+  }
+}
 
 /**
- * Reads one source and, when it changed, loads it. `force`: read it whole, whatever was seen
- * before. `checkedAt`: the database time the check began (see dueAt).
+ * Why `feed` must not replace a list of `before` entries, or undefined when it may. A feed that
+ * answers garbage with 200 (an error page, an empty body, a login form, a file cut short) would
+ * otherwise unblock what it listed: a feed is refused when it gives no host where there were some,
+ * when most of its lines are invalid, or when it would lose more than half of a list (and at least
+ * SHRINK_REFUSED_MIN entries). The last good list stays; the operator can load it anyway (`block
+ * import --force`).
+ */
+export function refusalOf(feed: ParsedFeed, before: number): { reason: Refusal; message: string } | undefined {
+  const after = feed.hosts.size
+  if (after === 0 && feed.invalid > 0) return { reason: 'invalid', message: `no valid entry in ${feed.invalid} lines` }
+  if (after === 0 && before > 0) return { reason: 'empty', message: `no entry at all, where the list has ${before}` }
+  if (feed.invalid * 2 > feed.lines) return { reason: 'invalid', message: `${feed.invalid} of its ${feed.lines} lines are invalid` }
+  const lost = before - after
+  if (lost >= SHRINK_REFUSED_MIN && lost > before * SHRINK_REFUSED) return { reason: 'shrink', message: `it would shrink the list from ${before} to ${after} entries` }
+  return undefined
+}
+
+/**
+ * Reads one source and, when it changed, loads it. `reread`: read it whole, whatever was seen
+ * before. `force`: load it even when refusalOf refuses it. `checkedAt`: the database time the
+ * check began (see dueAt).
  */
 export async function refreshSource(
   sql: Sql,
   name: string,
   location: string,
-  opts: { force?: boolean; stop?: AbortSignal; checkedAt?: Date } = {},
+  opts: { reread?: boolean; force?: boolean; stop?: AbortSignal; checkedAt?: Date } = {},
 ): Promise<RefreshOutcome> {
-  const { force = false, stop, checkedAt } = opts
-  const known = force ? undefined : await findSource(sql, name)
+  const { reread = false, force = false, stop, checkedAt } = opts
+  const known = await findSource(sql, name)
   // Validators only go with a list that was loaded: otherwise a 304 would keep an empty one.
-  const validators = known?.loaded_at == null ? undefined : { etag: known.etag, lastModified: known.last_modified }
+  const validators = reread || known?.loaded_at == null ? undefined : { etag: known.etag, lastModified: known.last_modified }
   let feed: ParsedFeed
   let read
   try {
@@ -35,15 +74,20 @@ export async function refreshSource(
       await markUnchanged(sql, name, checkedAt)
       return { outcome: 'unchanged' }
     }
-    feed = parseFeed(read.text)
-    // An error page served with 200 would otherwise empty the list.
-    if (feed.hosts.size === 0 && feed.invalid > 0) throw new FeedError(`no valid entry in ${feed.invalid} lines: kept the last good list`)
+    try {
+      feed = await parseFeed(read.body)
+    } catch (err) {
+      if (err instanceof FeedTooLarge) throw new FeedRefused('too_large', `${location}: ${err.message}`)
+      throw err
+    }
+    const refusal = refusalOf(feed, known?.loaded_at == null ? 0 : known.entries)
+    if (refusal !== undefined && !force) throw new FeedRefused(refusal.reason, `refused: ${refusal.message}; kept the last good list`)
   } catch (err) {
     if (!(err instanceof FeedError)) throw err
     // A read cut short by a shutdown says nothing about the feed.
     if (stop?.aborted === true) return { outcome: 'unchanged' }
     await markFailed(sql, name, location, err.message, checkedAt)
-    return { outcome: 'failed', error: err.message }
+    return err instanceof FeedRefused ? { outcome: 'failed', error: err.message, refused: err.reason } : { outcome: 'failed', error: err.message }
   }
   const load = await loadSource(sql, { name, location, validators: read.validators, invalid: feed.invalid, checkedAt }, feed.hosts)
   return { outcome: 'updated', load, feed }
@@ -100,10 +144,13 @@ export function startRefreshJob(db: Database, sources: readonly FeedSource[], re
     const result = await refreshSource(db.sql, name, location, { stop: stopping.signal, checkedAt })
     const seconds = (performance.now() - started) / 1000
     metrics.blocklistRefresh(name, result.outcome, seconds)
-    if (result.outcome === 'failed') log.warn('blocklist refresh failed; the last good list stays', { source: name, error: result.error })
+    if (result.outcome === 'failed' && result.refused !== undefined) {
+      metrics.blocklistRefused(name, result.refused)
+      log.warn('blocklist refresh refused; the last good list stays', { source: name, reason: result.refused, error: result.error })
+    } else if (result.outcome === 'failed') log.warn('blocklist refresh failed; the last good list stays', { source: name, error: result.error })
     else if (result.outcome === 'updated') {
       if (result.load.added + result.load.removed > 0) changed()
-      log.info('blocklist loaded', { source: name, ...result.load, invalid_lines: result.feed.invalid, seconds: Math.round(seconds * 1000) / 1000 })
+      log.info('blocklist loaded', { source: name, ...result.load, invalid_lines: result.feed.invalid, public_suffixes: result.feed.suffixes, seconds: Math.round(seconds * 1000) / 1000 })
     }
   }
 

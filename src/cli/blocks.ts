@@ -7,7 +7,7 @@ import { listSources, removeSource } from '../blocklist/queries.js'
 import { isUrl } from '../blocklist/read-source.js'
 import { refreshSource } from '../blocklist/refresh.js'
 import { normalizeHost } from '../links/hosts.js'
-import { CliError, columns, expectArgs, type CliCommand } from './command.js'
+import { CliError, columns, expectArgs, parseArgs, shown, type CliCommand } from './command.js'
 
 function hostArg(input: string): string {
   const host = normalizeHost(input)
@@ -86,20 +86,29 @@ const sources: CliCommand = {
 
 const importFeed: CliCommand = {
   words: ['block', 'import'],
-  usage: 'block import <file|url> [--source NAME]   (replaces that source\'s entries)',
+  usage: 'block import <file|url> [--source NAME] [--force]   (replaces that source\'s entries; --force even with a list cut by more than half, or mostly invalid lines)',
   async run(ctx, args) {
-    const { words, options } = expectArgs(args, this.usage, 1, ['source'])
-    const given = words[0]!
+    const { flags, rest, options } = parseArgs(args, ['source'])
+    const unknown = [...flags].find((f) => f !== 'force')
+    if (unknown !== undefined) throw new CliError(`unknown option --${unknown}; usage: link-service ${this.usage}`)
+    if (rest.length !== 1) throw new CliError(`usage: link-service ${this.usage}`)
+    const force = flags.has('force')
+    const given = rest[0]!
     const source = options.get('source') ?? given
     if (source === MANUAL_SOURCE) throw new CliError('"manual" names the operator\'s own entries; choose another --source')
     const location = isUrl(given) ? given : resolve(given)
-    const result = await refreshSource((await ctx.db()).sql, source, location, { force: true })
-    if (result.outcome === 'failed') throw new CliError(`import failed, the source's entries are unchanged: ${result.error}`)
-    /* c8 ignore next -- a forced read is never 'unchanged' */
+    const result = await refreshSource((await ctx.db()).sql, source, location, { reread: true, force })
+    if (result.outcome === 'failed') {
+      throw new CliError(`import failed, the source's entries are unchanged: ${result.error}${result.refused === undefined || result.refused === 'too_large' ? '' : ' (--force loads it all the same)'}`)
+    }
+    /* c8 ignore next -- a reread is never 'unchanged' */
     if (result.outcome === 'unchanged') return
     const { load, feed } = result
-    const samples = feed.samples.map((s) => `  line ${s.line}: ${s.text}`)
-    const human = [`source ${source}: ${load.entries} entries (${load.added} added, ${load.removed} removed), ${feed.invalid} invalid lines`, ...samples].join('\n')
+    // A feed's lines are a stranger's text: shown escaped, in the JSON as in the terminal.
+    const invalidSamples = feed.samples.map((s) => ({ line: s.line, text: shown(s.text) }))
+    const suffixes = feed.suffixes === 0 ? '' : ` (${feed.suffixes} of them public suffixes, refused)`
+    const samples = invalidSamples.map((s) => `  line ${s.line}: ${s.text}`)
+    const human = [`source ${shown(source)}: ${load.entries} entries (${load.added} added, ${load.removed} removed), ${feed.invalid} invalid lines${suffixes}`, ...samples].join('\n')
     ctx.report(human, {
       action: 'block.import',
       source,
@@ -108,7 +117,9 @@ const importFeed: CliCommand = {
       added: load.added,
       removed: load.removed,
       invalid_lines: feed.invalid,
-      invalid_samples: feed.samples,
+      public_suffixes: feed.suffixes,
+      invalid_samples: invalidSamples,
+      forced: force,
     })
   },
 }

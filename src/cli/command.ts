@@ -7,14 +7,31 @@ import type { Database } from '../db/types.js'
 import { migrate, MIGRATIONS_DIR } from '../db/migrate.js'
 import type { Logger } from '../log.js'
 
-/** A command's refusal: printed as one line on stderr, exit status 1 (or `status`). */
+/** A command's refusal: printed as one line on stderr (control characters escaped), exit status 1 (or `status`). */
 export class CliError extends Error {
   constructor(
     message: string,
     readonly status = 1,
   ) {
-    super(message)
+    super(shown(message))
   }
+}
+
+// Control characters (C0, DEL, C1: ESC starts a terminal's escape sequences, and U+009B is CSI on
+// some), lone surrogates, line and paragraph separators, and the bidirectional marks, embeddings,
+// overrides and isolates that can make a line read otherwise than it is.
+const UNSHOWABLE = /[\p{Cc}\p{Cs}\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/gu
+
+/**
+ * Text from outside (a report's details, a feed's line, a display name) as a terminal may be given
+ * it: every character of UNSHOWABLE written as an escape (\x1b, \u{202e}), never sent raw. The
+ * human form of every command goes through it; --json has JSON's own escapes.
+ */
+export function shown(text: string): string {
+  return text.replace(UNSHOWABLE, (c) => {
+    const code = c.codePointAt(0)!
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`
+  })
 }
 
 export interface CliContext {
@@ -100,8 +117,9 @@ export function expectArgs(args: string[], usage: string, count: number, valued:
 /** Usernames are stored in lowercase (as registration does), so `Alice` names alice. */
 export const usernameArg = (name: string): string => name.toLowerCase()
 
-/** Rows as aligned columns, for the human form of a list. */
-export function columns(rows: string[][]): string {
+/** Rows as aligned columns, for the human form of a list; every cell shown(). */
+export function columns(table: string[][]): string {
+  const rows = table.map((r) => r.map(shown))
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n')
 }

@@ -201,4 +201,42 @@ test('block import: a feed of mixed formats replaces only its own source\'s entr
   assert.is((await admin(dir, ['block', 'remove', manualHost])).status, 0)
 })
 
+test('block import shows a hostile feed\'s lines escaped, refuses public suffixes, and refuses a feed that would empty or halve the list unless --force', async ({ dir }) => {
+  const tag = uniqueName('guard')
+  const source = `${tag}-feed`
+  const folder = mkdtempSync(join(tmpdir(), 'feed-'))
+  const file = join(folder, 'feed.txt')
+  const hosts = Array.from({ length: 300 }, (_, i) => `h${i}.${tag}.example`)
+  writeFileSync(file, [...hosts, '\x1b]0;owned\x07bad\x1b[2J line', 'com', '0.0.0.0 co.uk'].join('\n'))
+  const r = await admin(dir, ['block', 'import', file, '--source', source])
+  assert.is(r.status, 0, r.stderr)
+  assert.not.match(r.stdout + r.stderr, /\x1b|\x07/, 'a control character was printed raw')
+  assert.is(r.stdout, `source ${source}: 300 entries (300 added, 0 removed), 3 invalid lines (2 of them public suffixes, refused)\n  line 301: \\x1b]0;owned\\x07bad\\x1b[2J line\n  line 302: com\n  line 303: 0.0.0.0 co.uk\n`)
+  assertFields(adminLog(r)[0], { action: 'block.import', entries: 300, public_suffixes: 2, forced: false })
+
+  // Garbage served in place of the feed: the list stays, exit 1, and the operator is told of --force.
+  const cases: Array<[string, RegExp]> = [
+    ['', /no entry at all, where the list has 300/],
+    ['Forbidden\n', /no valid entry in 1 lines/],
+    [`${hosts.slice(0, 140).join('\n')}\n`, /it would shrink the list from 300 to 140 entries/],
+  ]
+  for (const [text, why] of cases) {
+    writeFileSync(file, text)
+    const refused = await admin(dir, ['block', 'import', file, '--source', source])
+    assert.is(refused.status, 1, why.source)
+    assert.match(refused.stderr, /^link-service: import failed, the source's entries are unchanged: refused: /)
+    assert.match(refused.stderr, why)
+    assert.match(refused.stderr, /\(--force loads it all the same\)\n$/)
+    const [row] = (JSON.parse((await admin(dir, ['block', 'sources', '--json'])).stdout) as Array<Record<string, unknown>>).filter((s) => s.name === source)
+    assert.is(row!.entries, 300, why.source)
+  }
+  // The operator means it: --force loads the shorter list.
+  const forced = await admin(dir, ['block', 'import', file, '--source', source, '--force', '--json'])
+  assert.is(forced.status, 0, forced.stderr)
+  assertFields(JSON.parse(forced.stdout), { entries: 140, removed: 160, forced: true })
+  assert.is((await admin(dir, ['block', 'import', file, '--source', source, '--forced'])).status, 1, 'an unknown flag')
+  assert.is((await admin(dir, ['block', 'remove', '--source', source])).status, 0)
+  rmSync(folder, { recursive: true, force: true })
+})
+
 test.run()

@@ -86,4 +86,21 @@ test('dismissing lifts a suspension by reports; --block-host and --disable-user 
   assert.is((await admin(dir, ['block', 'remove', `www.${host}`])).status, 0)
 })
 
+test('report list shows a report\'s text escaped: no escape sequence reaches the terminal; --json keeps the text as it was sent', async ({ dir }) => {
+  const details = 'title \x1b]0;pwned\x07 clear \x1b[2J csi \u009b31m bidi \u202eevil.exe\u202c end'
+  const code = await serving(dir, async (srv) => {
+    const user = await newUser(srv.url)
+    const link = await newLink(srv.url, user.token, 'https://escapes.example/')
+    const res = await call(srv.url, 'POST', '/api/v1/reports', { body: { code: link.code, reason: 'other', details } })
+    assert.is(res.status, 202)
+    return link.code as string
+  })
+  const text = await admin(dir, ['report', 'list'])
+  assert.is(text.status, 0, text.stderr)
+  assert.not.match(text.stdout, /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/, 'a control character was printed raw')
+  assert.ok(text.stdout.includes('title \\x1b]0;pwned\\x07 clear \\x1b[2J csi \\x9b31m bidi \\u{202e}evil.exe'), text.stdout)
+  const [listed] = await reportsOf(dir, code)
+  assert.is(listed!.details, details)
+})
+
 test.run()

@@ -1,7 +1,9 @@
 // Threat feeds (BLOCKLIST_SOURCES): a hosts-format feed served over HTTP blocks creates to a
 // listed host and its subdomains, and turns links already made to it into 410 within one
 // refresh; refreshes are conditional, a failed one keeps the last good list and is counted, and
-// on PostgreSQL two nodes share the work (one reads, both answer 410).
+// on PostgreSQL two nodes share the work (one reads, both answer 410). A hostile feed (a line made
+// to be slow to parse) never holds up a redirect, and one that answers garbage with 200 (empty,
+// a word, a file cut short) is refused and counted, keeping the list it would have emptied.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { call, newLink, newUser, uniqueName, type User } from '../helpers/api.js'
@@ -16,6 +18,11 @@ const ONE_REFRESH_MS = REFRESH_S * 1000 + 4_000
 
 const hostsFile = (...hosts: string[]) =>
   ['# a hosts file, as the big lists publish them', '127.0.0.1 localhost', '::1 localhost ip6-localhost', '', ...hosts.map((h) => `0.0.0.0 ${h} # listed`), 'this line is no entry at all'].join('\n')
+
+const assertLogged = (line: string, fields: Record<string, unknown>) => {
+  const logged = JSON.parse(line) as Record<string, unknown>
+  assert.equal(Object.fromEntries(Object.keys(fields).map((k) => [k, logged[k]])), fields)
+}
 
 const feedMetric = async (srv: TestServer, name: string, labels: string): Promise<number> => metricValue(srv, `${name}{${labels}}`)
 
@@ -107,6 +114,66 @@ slow('a feed that takes half a period to answer is still read every period, not 
 })
 
 slow.run()
+
+const hostile = suite<{ feed: FeedServer; srv: TestServer; user: User; listed: string }>('a hostile threat feed')
+hostile.before(async (ctx) => {
+  ctx.listed = `${uniqueName('host')}.example`
+  ctx.feed = await startFeedServer(hostsFile(ctx.listed))
+  ctx.srv = await startServer({ BLOCKLIST_SOURCES: ctx.feed.url, BLOCKLIST_REFRESH_S: String(REFRESH_S), METRICS_PORT: '0' })
+  ctx.user = await newUser(ctx.srv.url)
+})
+hostile.after(async (ctx) => {
+  await ctx.srv?.close()
+  await ctx.feed?.close()
+})
+
+const loads = (srv: TestServer) => srv.logs.filter((l) => l.includes('"blocklist loaded"')).length
+
+hostile('a cached redirect answers within 1 s throughout a refresh of a feed with a 480 KB hostile line', async ({ feed, srv, user, listed }) => {
+  await srv.service.blocklist!.round()
+  const link = await newLink(srv.url, user.token, `https://fine-${listed}/page`)
+  for (let i = 0; i < 2; i++) assert.is((await call(srv.url, 'GET', `/r/${link.code}`)).status, 302) // cached
+  const before = loads(srv)
+  // 480 KB of " #" before a \r: a comment's regular expression took seconds (quadratic), on the event loop.
+  feed.set(`${hostsFile(listed, `more-${listed}`)}\nevil-${listed}${' #'.repeat(240_000)}\rx\n`)
+  let slowest = 0
+  let asked = 0
+  await until(ONE_REFRESH_MS, async () => {
+    const started = performance.now()
+    const res = await call(srv.url, 'GET', `/r/${link.code}`)
+    slowest = Math.max(slowest, performance.now() - started)
+    asked++
+    assert.is(res.status, 302)
+    return loads(srv) > before
+  }, { every: 50, why: () => `slowest ${Math.round(slowest)} ms` })
+  assert.ok(slowest < 1_000, `the slowest redirect of ${asked} during the refresh took ${Math.round(slowest)} ms`)
+  const line = srv.logs.filter((l) => l.includes('"blocklist loaded"')).at(-1)!
+  assertLogged(line, { added: 1, removed: 0, invalid_lines: 2 })
+})
+
+hostile('a feed that answers an empty body, a word or a file cut short is refused, logged and counted; the links it listed stay blocked', async ({ feed, srv, user }) => {
+  const base = `${uniqueName('many')}.example`
+  const many = Array.from({ length: 1_000 }, (_, i) => `h${i}.${base}`)
+  const victim = await newLink(srv.url, user.token, `https://www.h999.${base}/`)
+  const fine = await newLink(srv.url, user.token, `https://fine.${base}/x`)
+  feed.set(hostsFile(...many))
+  await until(ONE_REFRESH_MS, async () => (await call(srv.url, 'GET', `/r/${victim.code}`)).status === 410)
+  assert.is(await feedMetric(srv, 'link_service_blocklist_entries', `source="${feed.url}"`), 1_000)
+  const cases: Array<[string, string]> = [['', 'empty'], ['Forbidden', 'invalid'], [hostsFile(...many.slice(0, 300)), 'shrink']]
+  for (const [text, reason] of cases) {
+    const counted = async () => (await feedMetric(srv, 'link_service_blocklist_refused_total', `source="${feed.url}",reason="${reason}"`)) || 0
+    const seen = await counted()
+    feed.set(text)
+    await until(ONE_REFRESH_MS, async () => (await counted()) > seen, { why: () => srv.logs.slice(-3).join('\n') })
+    assert.ok(srv.logs.some((l) => l.includes('blocklist refresh refused') && l.includes(`"reason":"${reason}"`)), reason)
+    assert.is(await feedMetric(srv, 'link_service_blocklist_entries', `source="${feed.url}"`), 1_000, reason)
+    assert.is((await call(srv.url, 'GET', `/r/${victim.code}`)).status, 410, `still blocked after ${reason}`)
+  }
+  assert.is((await call(srv.url, 'GET', `/r/${fine.code}`)).status, 302)
+  assert.ok((await feedMetric(srv, 'link_service_blocklist_refreshes_total', `source="${feed.url}",outcome="failed"`)) >= 3)
+})
+
+hostile.run()
 
 if (process.env.DATABASE_URL === undefined) {
   process.stdout.write('threat-feeds.test: the two-node part needs DATABASE_URL (npm test runs it in .ci/run)\n')
