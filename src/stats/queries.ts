@@ -34,15 +34,15 @@ export interface VisitBatch {
  */
 /**
  * The longest a flush may take: far above any flush measured (at 10M links the largest take
- * seconds), far below a connection that never answers. The database ends a flush's transaction
- * that runs or idles past it, so a stuck connection lets go of its rows, and the service stops
- * waiting for it then too (visits.ts).
+ * seconds), far below a connection that never answers. The database ends a flush's statement
+ * that runs past it (and its connections end a transaction left idle past DB_TIMEOUT_MS), and
+ * the service stops waiting for it then too (visits.ts).
  */
 export const FLUSH_LIMIT_MS = 60_000
 
 export function writeVisitFlush(sql: Sql, ids: string[], chunksFor: (fresh: ReadonlySet<string>) => AsyncIterable<VisitBatch>, committing: () => void): Promise<void> {
   return sql.begin(async (tx) => {
-    await tx`select set_config('statement_timeout', ${`${FLUSH_LIMIT_MS}ms`}, true), set_config('idle_in_transaction_session_timeout', ${`${FLUSH_LIMIT_MS}ms`}, true)`
+    await tx`select set_config('statement_timeout', ${`${FLUSH_LIMIT_MS}ms`}, true)`
     const recorded = await tx<{ id: string }[]>`
       insert into visit_flushes (id) select unnest(${ids}::uuid[]) on conflict do nothing returning id::text as id`
     for await (const rows of chunksFor(new Set(recorded.map((r) => r.id)))) await writeVisitBatch(tx, rows)
