@@ -139,6 +139,13 @@ export async function promoteStandby(state) {
   await waitFor(30_000, () => psql(state.port + 1, DB, 'select pg_is_in_recovery()') === 'f', 'the promoted standby')
 }
 
+/** Stops (true) or starts again (false) the synchronous standby: the primary's commits wait for it meanwhile. */
+export function stopStandby(state, stopped) {
+  const data = join(state.dir, 'standby')
+  if (stopped) stopPg(data)
+  else runPg(`${PG_BIN}/pg_ctl`, ['start', '-w', '-t', '60', '-D', data, '-l', `${data}.log`])
+}
+
 /** Stops (true) or resumes (false) the replica's replay: a replica that lags. */
 export function pauseReplica(state, paused) {
   psql(state.port + 2, DB, paused ? 'select pg_wal_replay_pause()' : 'select pg_wal_replay_resume()')

@@ -15,6 +15,7 @@ import { FEED_PROBE_CHANNEL, FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL, WEBHOOK_C
 import type { Sql } from './db/types.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { Logger } from './log.js'
+import { succeedsWithin } from './settle.js'
 
 /** A probe is sent this long after the last one came back. */
 const PROBE_EVERY_MS = 2_000
@@ -42,7 +43,7 @@ export class LinkChangeFeed {
    * `sql`: the main pool, through which the probes are sent.
    */
   constructor(
-    listenUrl: string,
+    readonly listenUrl: string,
     readonly sql: Sql,
     readonly cache: RedirectCache,
     readonly sessions: SessionCache,
@@ -78,6 +79,9 @@ export class LinkChangeFeed {
     this.#sql = postgres(listenUrl, options)
   }
 
+  /** A connection of the probe's own, opened only when the pool could not send one (see #probe). */
+  #direct: postgres.Sql | undefined
+
   get listening(): boolean {
     return this.#listening
   }
@@ -111,8 +115,41 @@ export class LinkChangeFeed {
     this.#scheduleProbe()
   }
 
-  /** Notifies itself through the main pool; rejects when the notice is not back in time. */
+  /**
+   * Notifies itself through the main pool; rejects when the notice is not back in time. A notice
+   * that is not back is not always a lost feed:
+   * - while commits wait for a synchronous standby that is away, every notice queues behind theirs
+   *   (PostgreSQL delivers notices in commit order) and nothing can have changed unseen, since
+   *   every write waits too: the feed holds (asked on a connection of the probe's own);
+   * - when the pool could not even send it (every connection busy), the same is asked on that
+   *   connection: the feed is down only if that notice does not come back either.
+   * A pool that sent it and got nothing back (a pooler in transaction mode) is a feed that is down.
+   */
   async #probe(): Promise<void> {
+    let sent = false
+    try {
+      await this.#notifyAndAwait((payload) => this.sql`select set_config('synchronous_commit', 'local', true), pg_notify(${FEED_PROBE_CHANNEL}, ${payload})`.then(() => void (sent = true)))
+    } catch (err) {
+      this.#direct ??= postgres(this.listenUrl, { max: 1, idle_timeout: 30, fetch_types: false, prepare: false, connect_timeout: 5, onnotice: () => {}, connection: { application_name: `${this.applicationName}-probe` } })
+      const direct = this.#direct
+      if (await this.#waitingForStandby(direct)) return
+      if (sent) throw err
+      await this.#notifyAndAwait((payload) => direct`select set_config('synchronous_commit', 'local', true), pg_notify(${FEED_PROBE_CHANNEL}, ${payload})`)
+    }
+  }
+
+  /** Whether some commit waits for a synchronous standby (wait event SyncRep); false when that cannot be told in time. */
+  async #waitingForStandby(direct: postgres.Sql): Promise<boolean> {
+    let waiting = false
+    const asked = direct<{ waiting: boolean }[]>`select exists (select 1 from pg_stat_activity where wait_event = 'SyncRep') as waiting`.then(([row]) => (waiting = row?.waiting === true))
+    return (await succeedsWithin(asked, PROBE_WAIT_MS)) && waiting
+  }
+
+  /**
+   * Sends a notice of the probe channel (committed locally: with a synchronous standby away, a
+   * commit waits for it while every notice still arrives) and waits for it on the LISTEN connection.
+   */
+  async #notifyAndAwait(send: (payload: string) => Promise<unknown>): Promise<void> {
     const payload = `${this.applicationName}:${++this.#probes}`
     let timer: NodeJS.Timeout | undefined
     const back = new Promise<void>((resolve, reject) => {
@@ -120,7 +157,7 @@ export class LinkChangeFeed {
       timer = setTimeout(() => reject(new Error(`its own notice was not back within ${PROBE_WAIT_MS} ms (behind a pooler in transaction mode, set DATABASE_LISTEN_URL to a direct connection)`)), PROBE_WAIT_MS)
     })
     try {
-      await Promise.all([back, this.sql`select pg_notify(${FEED_PROBE_CHANNEL}, ${payload})`])
+      await Promise.all([back, send(payload)])
     } finally {
       clearTimeout(timer)
       this.#awaited = undefined
@@ -174,7 +211,7 @@ export class LinkChangeFeed {
     this.#stopped = true
     clearTimeout(this.#probeTimer)
     clearTimeout(this.#retry)
-    await this.#sql.end({ timeout: 1 })
+    await Promise.all([this.#sql.end({ timeout: 1 }), this.#direct?.end({ timeout: 1 })])
   }
 }
 

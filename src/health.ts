@@ -35,7 +35,10 @@ export async function health(sql: Sql, writes: WriteHealth, feed: () => FeedStat
   const [reads, probed] = await Promise.all([
     passes(sql`select 1`),
     known === undefined
-      ? passes(sql`insert into health_probe (id, at) values (1, now()) on conflict (id) do update set at = excluded.at`)
+      ? // Committed locally (synchronous_commit): the probe asks whether this database takes writes,
+        // not whether a synchronous standby is there; the requests' own writes report that.
+        passes(sql`insert into health_probe (id, at) select 1, now() from (select set_config('synchronous_commit', 'local', true)) c
+                   on conflict (id) do update set at = excluded.at`)
       : undefined,
   ])
   // A probe that failed while reads fail too says nothing of writes: the database is away.

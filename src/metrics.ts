@@ -53,6 +53,8 @@ export interface Gauges {
 
 // Seconds: a cached redirect takes tens of microseconds, a login a few hundred milliseconds.
 const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/** How long a scrape waits for the figures read from the database. */
+const SHARED_WAIT_MS = 2_000
 const PREFIX = 'link_service_'
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const
 
@@ -189,8 +191,25 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
     registers,
   })
   // The same figures on every node, read from the database: a cluster's primary keeps one, not the sum.
+  // A scrape waits for them at most SHARED_WAIT_MS (the pool may be busy, or the database away):
+  // then it shows the last ones read.
   let shared: ReturnType<Gauges['shared']> | undefined
-  const readShared = () => (shared ??= gauges.shared().finally(() => setTimeout(() => (shared = undefined), 1_000).unref()))
+  let lastShared: Awaited<ReturnType<Gauges['shared']>> | undefined
+  const readShared = () =>
+    (shared ??= new Promise<Awaited<ReturnType<Gauges['shared']>>>((resolve, reject) => {
+      const timer = setTimeout(() => (lastShared === undefined ? reject(new Error('the shared gauges were not read in time')) : resolve(lastShared)), SHARED_WAIT_MS)
+      gauges.shared().then(
+        (value) => {
+          clearTimeout(timer)
+          resolve((lastShared = value))
+        },
+        (err: unknown) => {
+          clearTimeout(timer)
+          if (lastShared === undefined) reject(err)
+          else resolve(lastShared)
+        },
+      )
+    }).finally(() => setTimeout(() => (shared = undefined), 1_000).unref()))
   const perSource = (name: string, help: string, pick: (s: { entries: number; invalid_lines: number; failures: number }) => number) =>
     new client.Gauge({
       name: `${PREFIX}${name}`,

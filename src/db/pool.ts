@@ -28,6 +28,12 @@ export function openPool(url: string, options: postgres.Options<Record<string, n
   let checking = false
 
   const answers = (client: Sql) => succeedsWithin(client`select 1`, CHECK_MS * 2)
+  const waitingForStandby = async (client: Sql): Promise<boolean> => {
+    let waiting = false
+    const asked = client<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+      where application_name = current_setting('application_name') and wait_event = 'SyncRep'`.then(([row]) => (waiting = (row?.n ?? 0) > 0))
+    return (await succeedsWithin(asked, CHECK_MS * 2)) && waiting
+  }
 
   const check = async () => {
     if (checking) return
@@ -38,11 +44,15 @@ export function openPool(url: string, options: postgres.Options<Record<string, n
         return
       }
       if (++failures < FAILURES_BEFORE_PROBE) return
-      // The database itself may be down: then a new pool would not help. Ask a fresh connection.
+      // The database itself may be down: then a new pool would not help. Ask a fresh connection;
+      // and whether the pool's connections are only waiting for a synchronous standby to confirm
+      // their commits (wait event SyncRep): a new pool would wait the same, and the old one's
+      // backends would stay, piling up with every replacement.
       const fresh = postgres(url, { ...options, max: 1 }) as unknown as Sql
       const healthy = await answers(fresh)
+      const replicating = healthy && (await waitingForStandby(fresh))
       void fresh.end({ timeout: 0 }).catch(() => {})
-      if (!healthy) return
+      if (!healthy || replicating) return
       const old = current
       current = postgres(url, options) as unknown as Sql
       failures = 0

@@ -22,6 +22,7 @@ interface ClusterScript {
   stopPrimary(state: ClusterState): void
   promoteStandby(state: ClusterState): Promise<void>
   pauseReplica(state: ClusterState, paused: boolean): void
+  stopStandby(state: ClusterState, stopped: boolean): void
 }
 
 const SCRIPT = new URL('../../../scripts/cluster.mjs', import.meta.url).href

@@ -138,6 +138,49 @@ if (why !== undefined) {
   })
 
   // Last: it leaves the standby as the primary.
+  test('the synchronous standby away: writes wait, but cached redirects and the change feed keep going, and the pool is not replaced over and over', async (ctx) => {
+    const { state, cluster } = ctx
+    const srv = await node(ctx, { DATABASE_URL: state.urls.primary, DB_TIMEOUT_MS: '2000' })
+    const user = await newUser(srv.url)
+    const link = await newLink(srv.url, user.token, 'https://kept.example/')
+    await feedSettled(srv)
+    assert.is(await locationOn(srv, link.code), 'https://kept.example/')
+    const replacedBefore = await metricValue(srv, 'link_service_db_pool_replacements_total')
+    cluster.script.stopStandby(state, true)
+    try {
+      // Creates whose commits wait for the standby: each answers 503 at its time limit, and its
+      // backend keeps waiting, holding a connection of the pool.
+      const creates = await Promise.all(Array.from({ length: 12 }, (_, i) => call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: `https://waiting.example/${i}` } })))
+      assert.ok(creates.every((r) => r.status === 503 || r.status === 201), JSON.stringify(creates.map((r) => r.status)))
+      const until10s = Date.now() + 10_000
+      let redirects = 0
+      while (Date.now() < until10s) {
+        assert.is(await locationOn(srv, link.code), 'https://kept.example/', 'a cached redirect')
+        redirects++
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      // (Its reads may still fail: the pool's connections are all waiting on commits.)
+      const health = await call(srv.url, 'GET', '/healthz')
+      assert.is(health.body.change_feed, 'up', `${JSON.stringify(health.body)}\n${srv.logs.filter((l) => l.includes('feed')).join('\n')}`)
+      assert.ok(srv.service.feed!.listening, 'the feed stayed up')
+      assert.ok(redirects > 20)
+      assert.is(await metricValue(srv, 'link_service_db_pool_replacements_total'), replacedBefore, 'the pool was not replaced')
+    } finally {
+      cluster.script.stopStandby(state, false)
+    }
+    // The standby back: the waiting commits complete, and writes answer again.
+    await until(30_000, async () => (await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://after.example/' } })).status === 201, { every: 500 })
+    const sql = postgres(state.urls.primary, { max: 1, onnotice: () => {} })
+    try {
+      await until(30_000, async () => (await sql`select 1 from pg_stat_replication where application_name = 'standby' and state = 'streaming' and sync_state = 'sync'`).length === 1, {
+        every: 200,
+        why: () => 'the standby streams again',
+      })
+    } finally {
+      await sql.end({ timeout: 1 })
+    }
+  })
+
   test('the primary killed under writes: 503s, never a hang; writes back within 15 s of the promotion; nothing acknowledged lost; cached redirects throughout; feeds re-subscribed', async (ctx) => {
     const { state, cluster } = ctx
     const env = { DATABASE_URL: state.urls.failover, DB_TIMEOUT_MS: '3000' }
