@@ -15,7 +15,7 @@ import { FEED_PROBE_CHANNEL, FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL, WEBHOOK_C
 import type { Sql } from './db/types.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { Logger } from './log.js'
-import { succeedsWithin } from './settle.js'
+import { settlesWithin } from './settle.js'
 
 /** A probe is sent this long after the last one came back. */
 const PROBE_EVERY_MS = 2_000
@@ -34,7 +34,7 @@ export class LinkChangeFeed {
   #retry: NodeJS.Timeout | undefined
   #probes = 0
   /** the probe awaited: its payload, and what to call when it comes back */
-  #awaited: { payload: string; arrived: () => void } | undefined
+  readonly #awaited = new Map<string, () => void>()
   /** times the feed was found down since start (a metric) */
   losses = 0
 
@@ -72,7 +72,7 @@ export class LinkChangeFeed {
         }
         else if (channel === SESSION_CHANNEL) sessions.forgetUser(payload)
         else if (channel === WEBHOOK_CHANNEL) webhooksQueued()
-        else if (channel === FEED_PROBE_CHANNEL && payload === this.#awaited?.payload) this.#awaited.arrived()
+        else if (channel === FEED_PROBE_CHANNEL) this.#awaited.get(payload)?.()
       },
       onclose: () => this.#lost('connection closed'),
     }
@@ -116,51 +116,50 @@ export class LinkChangeFeed {
   }
 
   /**
-   * Notifies itself through the main pool; rejects when the notice is not back in time. A notice
-   * that is not back is not always a lost feed:
+   * Notifies itself through the main pool; rejects when the notice is not back within
+   * PROBE_WAIT_MS. A notice not back halfway is not always a lost feed, so a connection of the
+   * probe's own is asked meanwhile, within the same bound:
    * - while commits wait for a synchronous standby that is away, every notice queues behind theirs
    *   (PostgreSQL delivers notices in commit order) and nothing can have changed unseen, since
-   *   every write waits too: the feed holds (asked on a connection of the probe's own);
-   * - when the pool could not even send it (every connection busy), the same is asked on that
-   *   connection: the feed is down only if that notice does not come back either.
+   *   every write waits too: the feed holds;
+   * - when the pool has not even sent it (every connection busy), the same notice is sent on that
+   *   connection: the feed holds if that one comes back.
    * A pool that sent it and got nothing back (a pooler in transaction mode) is a feed that is down.
    */
   async #probe(): Promise<void> {
     let sent = false
-    try {
-      await this.#notifyAndAwait((payload) => this.sql`select set_config('synchronous_commit', 'local', true), pg_notify(${FEED_PROBE_CHANNEL}, ${payload})`.then(() => void (sent = true)))
-    } catch (err) {
-      this.#direct ??= postgres(this.listenUrl, { max: 1, idle_timeout: 30, fetch_types: false, prepare: false, connect_timeout: 5, onnotice: () => {}, connection: { application_name: `${this.applicationName}-probe` } })
-      const direct = this.#direct
-      if (await this.#waitingForStandby(direct)) return
-      if (sent) throw err
-      await this.#notifyAndAwait((payload) => direct`select set_config('synchronous_commit', 'local', true), pg_notify(${FEED_PROBE_CHANNEL}, ${payload})`)
+    const viaPool = this.#notifyAndAwait(PROBE_WAIT_MS, (payload) =>
+      this.sql`select set_config('synchronous_commit', 'local', true), pg_notify(${FEED_PROBE_CHANNEL}, ${payload})`.then(() => void (sent = true)),
+    )
+    if ((await settlesWithin(viaPool, PROBE_WAIT_MS / 2)) === 'done') return viaPool
+    const direct = (this.#direct ??= postgres(this.listenUrl, { max: 1, idle_timeout: 30, fetch_types: false, prepare: false, connect_timeout: 5, onnotice: () => {}, connection: { application_name: `${this.applicationName}-probe` } }))
+    const holds = async (): Promise<void> => {
+      const [row] = await direct<{ waiting: boolean }[]>`select exists (select 1 from pg_stat_activity where wait_event = 'SyncRep') as waiting`
+      if (row?.waiting === true) return
+      if (sent) throw new Error('its own notice, sent, was not back')
+      await this.#notifyAndAwait(PROBE_WAIT_MS / 2, (payload) => direct`select set_config('synchronous_commit', 'local', true), pg_notify(${FEED_PROBE_CHANNEL}, ${payload})`)
     }
+    const aside = holds()
+    // Either may say the feed holds; only the pool's own timeout (PROBE_WAIT_MS) says it is down.
+    await new Promise<void>((resolve, reject) => {
+      viaPool.then(resolve, reject)
+      aside.then(resolve, () => undefined)
+    })
   }
 
-  /** Whether some commit waits for a synchronous standby (wait event SyncRep); false when that cannot be told in time. */
-  async #waitingForStandby(direct: postgres.Sql): Promise<boolean> {
-    let waiting = false
-    const asked = direct<{ waiting: boolean }[]>`select exists (select 1 from pg_stat_activity where wait_event = 'SyncRep') as waiting`.then(([row]) => (waiting = row?.waiting === true))
-    return (await succeedsWithin(asked, PROBE_WAIT_MS)) && waiting
-  }
-
-  /**
-   * Sends a notice of the probe channel (committed locally: with a synchronous standby away, a
-   * commit waits for it while every notice still arrives) and waits for it on the LISTEN connection.
-   */
-  async #notifyAndAwait(send: (payload: string) => Promise<unknown>): Promise<void> {
+  /** Sends a notice of the probe channel (`send`) and waits up to `ms` for it on the LISTEN connection. */
+  async #notifyAndAwait(ms: number, send: (payload: string) => Promise<unknown>): Promise<void> {
     const payload = `${this.applicationName}:${++this.#probes}`
     let timer: NodeJS.Timeout | undefined
     const back = new Promise<void>((resolve, reject) => {
-      this.#awaited = { payload, arrived: resolve }
-      timer = setTimeout(() => reject(new Error(`its own notice was not back within ${PROBE_WAIT_MS} ms (behind a pooler in transaction mode, set DATABASE_LISTEN_URL to a direct connection)`)), PROBE_WAIT_MS)
+      this.#awaited.set(payload, resolve)
+      timer = setTimeout(() => reject(new Error(`its own notice was not back within ${PROBE_WAIT_MS} ms (behind a pooler in transaction mode, set DATABASE_LISTEN_URL to a direct connection)`)), ms)
     })
     try {
       await Promise.all([back, send(payload)])
     } finally {
       clearTimeout(timer)
-      this.#awaited = undefined
+      this.#awaited.delete(payload)
     }
   }
 
