@@ -2,6 +2,7 @@
 // up to a limit. In memory for one process, or in PostgreSQL (leaky_bucket_add) for a cluster.
 // Used for failed logins per account and for password changes and deletions (password-limits.ts).
 import type { Sql } from '../db/types.js'
+import { rateLimited } from '../http/errors.js'
 import { MAX_TRACKED_CLIENTS } from './limiter.js'
 
 export interface Level {
@@ -13,7 +14,21 @@ export interface Level {
 
 export interface LeakyBuckets {
   add(key: string, limit: number, drainPerSecond: number): Level | Promise<Level>
+  /** The level now, drained, without adding (0 for a key never added to). */
+  level(key: string, drainPerSecond: number): number | Promise<number>
   close(): void
+}
+
+/** An allowance: `limit` at once, draining `drainPerSecond`. */
+export interface Allowance {
+  limit: number
+  drainPerSecond: number
+}
+
+/** Takes one from `key`'s allowance, or throws 429 with the whole seconds until one fits. */
+export async function takeOrRefuse(buckets: LeakyBuckets, key: string, { limit, drainPerSecond }: Allowance): Promise<void> {
+  const { added, level } = await buckets.add(key, limit, drainPerSecond)
+  if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
 }
 
 const SWEEP_MS = 10_000
@@ -54,6 +69,11 @@ export class MemoryLeakyBuckets implements LeakyBuckets {
     return result
   }
 
+  level(key: string, drainPerSecond: number): number {
+    const bucket = this.buckets.get(key)
+    return bucket === undefined ? 0 : Math.max(0, bucket.level - Math.max(0, (this.now() - bucket.atMs) / 1000) * drainPerSecond)
+  }
+
   sweep(now = this.now()): void {
     for (const [key, bucket] of this.buckets) if (bucket.emptyAtMs <= now) this.buckets.delete(key)
   }
@@ -84,6 +104,11 @@ export class PostgresLeakyBuckets implements LeakyBuckets {
   async add(key: string, limit: number, drainPerSecond: number): Promise<Level> {
     const [row] = await this.sql<Level[]>`select added, level from leaky_bucket_add(${key}, ${limit}, ${drainPerSecond})`
     return row!
+  }
+
+  async level(key: string, drainPerSecond: number): Promise<number> {
+    const [row] = await this.sql<{ level: number }[]>`select leaky_bucket_level(${key}, ${drainPerSecond}) as level`
+    return row!.level
   }
 
   sweep(): Promise<void> {

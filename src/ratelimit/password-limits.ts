@@ -2,7 +2,7 @@
 // buckets that every node shares. See docs/decisions.md ("Password checks: fairness and limits").
 import { createHash } from 'node:crypto'
 import { rateLimited } from '../http/errors.js'
-import type { LeakyBuckets } from './leaky.js'
+import { takeOrRefuse, type LeakyBuckets } from './leaky.js'
 
 // Failed logins, per account (the username as sent, so an unknown one is treated alike): five are
 // free, then each failure's answer is held back longer, 0.5 s doubling up to 15 s. The count
@@ -40,17 +40,12 @@ export async function noteFailedLogin(buckets: LeakyBuckets, username: string): 
 const UNLOCKS_PER_ADDRESS = { limit: 10, drainPerSecond: 10 / 60 }
 const LINK_FREE_FAILURES = 10
 
-/** A bucket's level now, without adding (a limit of 0 never adds). */
-const levelOf = async (buckets: LeakyBuckets, key: string, drainPerSecond: number): Promise<number> => (await buckets.add(key, 0, drainPerSecond)).level
-
 /** Takes one try at a link's password for the client's address, or 429 (see above). */
 export async function takeUnlockAttempt(buckets: LeakyBuckets, code: string, address: string): Promise<void> {
-  const { limit, drainPerSecond } = UNLOCKS_PER_ADDRESS
-  const { added, level } = await buckets.add(`link-unlocks address ${address}`, limit, drainPerSecond)
-  if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
+  await takeOrRefuse(buckets, `link-unlocks address ${address}`, UNLOCKS_PER_ADDRESS)
   // The counts drain continuously: 9.9 is a tenth failure still, as in failureDelayMs.
-  if (Math.ceil(await levelOf(buckets, `link-password-failures ${code}`, FAILURES_DRAIN_PER_SECOND)) < LINK_FREE_FAILURES) return
-  const mine = await levelOf(buckets, `link-password-failures ${code} address ${address}`, FAILURES_DRAIN_PER_SECOND)
+  if (Math.ceil(await buckets.level(`link-password-failures ${code}`, FAILURES_DRAIN_PER_SECOND)) < LINK_FREE_FAILURES) return
+  const mine = await buckets.level(`link-password-failures ${code} address ${address}`, FAILURES_DRAIN_PER_SECOND)
   if (mine > 0) throw rateLimited(Math.max(1, Math.ceil(mine / FAILURES_DRAIN_PER_SECOND)))
 }
 
@@ -67,9 +62,7 @@ const LINK_PASSWORD_CHANGES = { limit: 20, drainPerSecond: 20 / 60 }
 
 /** Takes one change of a link's password from the account's allowance, or 429 (before any hashing). */
 export async function takeLinkPasswordChange(buckets: LeakyBuckets, userId: string): Promise<void> {
-  const { limit, drainPerSecond } = LINK_PASSWORD_CHANGES
-  const { added, level } = await buckets.add(`link-password-changes account ${userId}`, limit, drainPerSecond)
-  if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
+  await takeOrRefuse(buckets, `link-password-changes account ${userId}`, LINK_PASSWORD_CHANGES)
 }
 
 /** Takes one password change or deletion from the account's and the address's allowance, or 429. */
@@ -78,8 +71,5 @@ export async function takeChangeAllowance(buckets: LeakyBuckets, userId: string,
     [`changes account ${userId}`, CHANGES_PER_ACCOUNT],
     [`changes address ${address}`, CHANGES_PER_ADDRESS],
   ] as const
-  for (const [key, { limit, drainPerSecond }] of rules) {
-    const { added, level } = await buckets.add(key, limit, drainPerSecond)
-    if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
-  }
+  for (const [key, allowance] of rules) await takeOrRefuse(buckets, key, allowance)
 }

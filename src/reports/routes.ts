@@ -3,7 +3,8 @@
 import { createHash } from 'node:crypto'
 import { clientKey, type Ctx } from '../context.js'
 import { Fields } from '../http/fields.js'
-import { linkNotFound, rateLimited } from '../http/errors.js'
+import { linkNotFound } from '../http/errors.js'
+import { takeOrRefuse } from '../ratelimit/leaky.js'
 import { json, type Reply } from '../http/reply.js'
 import { isShortCode } from '../links/short-code.js'
 import { findForVisitor } from '../links/queries.js'
@@ -43,8 +44,7 @@ export function parseReport(body: Record<string, unknown>): Omit<NewReport, 'rep
 export async function createReport(ctx: Ctx): Promise<Reply> {
   const report = parseReport(ctx.body)
   const address = clientKey(ctx)
-  const { added, level } = await ctx.deps.buckets.add(`reports address ${address}`, REPORTS_PER_ADDRESS.limit, REPORTS_PER_ADDRESS.drainPerSecond)
-  if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - REPORTS_PER_ADDRESS.limit) / REPORTS_PER_ADDRESS.drainPerSecond)))
+  await takeOrRefuse(ctx.deps.buckets, `reports address ${address}`, REPORTS_PER_ADDRESS)
   // A link before its start is, to anyone but its owner, an unknown code (link-state.ts).
   if (stopOfRow(await findForVisitor(ctx.deps.sql, report.code)) === MISSING) throw linkNotFound()
   const reporter = createHash('sha256').update(address).digest('base64url')

@@ -1,6 +1,7 @@
 // /api/v1/webhooks: an owner's endpoints, their deliveries, a test event and a retry.
 import { sessionOf, type Ctx } from '../context.js'
-import { deliveryNotFound, rateLimited, unauthorized, webhookLimitExceeded, webhookNotFound } from '../http/errors.js'
+import { deliveryNotFound, unauthorized, webhookLimitExceeded, webhookNotFound } from '../http/errors.js'
+import { takeOrRefuse } from '../ratelimit/leaky.js'
 import { json, noContent, type Reply } from '../http/reply.js'
 import {
   createWebhook, deleteWebhook, findWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS_PER_ACCOUNT, queueTest, retryDelivery, updateWebhook,
@@ -16,11 +17,7 @@ type WebhooksCtx = Ctx<'sql' | 'config' | 'buckets'>
 const SENDS_ON_DEMAND = { limit: 10, drainPerSecond: 10 / 60 }
 
 /** Takes one test or retry from the account's allowance, or 429 with Retry-After. */
-async function takeSendOnDemand(ctx: WebhooksCtx, userId: string): Promise<void> {
-  const { limit, drainPerSecond } = SENDS_ON_DEMAND
-  const { added, level } = await ctx.deps.buckets.add(`webhook-sends account ${userId}`, limit, drainPerSecond)
-  if (!added) throw rateLimited(Math.max(1, Math.ceil((level + 1 - limit) / drainPerSecond)))
-}
+const takeSendOnDemand = (ctx: WebhooksCtx, userId: string) => takeOrRefuse(ctx.deps.buckets, `webhook-sends account ${userId}`, SENDS_ON_DEMAND)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
