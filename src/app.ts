@@ -36,6 +36,7 @@ import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
 import { clientKey } from './ratelimit/client-ip.js'
 import { health } from './health.js'
+import { fingerprintOf, idempotencyKeyOf, KeyedRequest, KeyTaken, replayOf } from './idempotency.js'
 import { Deadline } from './time-limit.js'
 import { deleteMe, getMe, patchMe, register } from './users/routes.js'
 
@@ -45,6 +46,8 @@ function buildRouter(deps: Deps): Router<Route> {
   const open = (handler: Handler): Route => ({ handler, auth: false, body: 'none', rateLimited: false })
   const authed = (handler: Handler, body: Route['body'] = 'none'): Route => ({ handler, auth: true, body, rateLimited: false })
   const limited = (handler: Handler): Route => ({ handler, auth: false, body: 'json', rateLimited: true })
+  /** takes an Idempotency-Key: the routes that create something */
+  const keyed = (route: Route): Route => ({ ...route, keyed: true })
   // The base URL (and so the default APP_URL) is known once the port is bound: worked out on first use.
   let home: Reply | undefined
   const openApi = openApiReply()
@@ -61,27 +64,27 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('GET', '/api/v1/auth/sessions', authed(getSessions))
     .add('DELETE', '/api/v1/auth/sessions', authed(removeOtherSessions))
     .add('DELETE', '/api/v1/auth/sessions/:id', authed(removeSession))
-    .add('POST', '/api/v1/users', limited(register))
+    .add('POST', '/api/v1/users', keyed(limited(register)))
     .add('GET', '/api/v1/users/me', authed(getMe))
     .add('PATCH', '/api/v1/users/me', authed(patchMe, 'json'))
     .add('DELETE', '/api/v1/users/me', authed(deleteMe))
     .add('GET', '/api/v1/links', authed(getLinks))
     .add('GET', '/api/v1/tags', authed(getTags))
-    .add('POST', '/api/v1/links', authed(createLink, 'json'))
-    .add('POST', '/api/v1/links/bulk', authed(createLinks, 'json'))
+    .add('POST', '/api/v1/links', keyed(authed(createLink, 'json')))
+    .add('POST', '/api/v1/links/bulk', keyed(authed(createLinks, 'json')))
     .add('GET', '/api/v1/links/:code', authed(getLink))
     .add('PATCH', '/api/v1/links/:code', authed(patchLink, 'json'))
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
     .add('GET', '/api/v1/links/:code/stats', authed(getStats))
     .add('GET', '/api/v1/links/:code/qr', authed(getQr))
     .add('GET', '/api/v1/webhooks', authed(getWebhooks))
-    .add('POST', '/api/v1/webhooks', authed(postWebhook, 'json'))
+    .add('POST', '/api/v1/webhooks', keyed(authed(postWebhook, 'json')))
     .add('GET', '/api/v1/webhooks/:id', authed(getWebhook))
     .add('PATCH', '/api/v1/webhooks/:id', authed(patchWebhook, 'json'))
     .add('DELETE', '/api/v1/webhooks/:id', authed(removeWebhook))
-    .add('POST', '/api/v1/webhooks/:id/test', authed(testWebhook))
+    .add('POST', '/api/v1/webhooks/:id/test', keyed(authed(testWebhook)))
     .add('GET', '/api/v1/webhooks/:id/deliveries', authed(getDeliveries))
-    .add('POST', '/api/v1/webhooks/:id/deliveries/:delivery/retry', authed(postRetry))
+    .add('POST', '/api/v1/webhooks/:id/deliveries/:delivery/retry', keyed(authed(postRetry)))
     .add('POST', '/api/v1/reports', { handler: createReport, auth: false, body: 'json', rateLimited: false })
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
   if (deps.config.serveApp) {
@@ -106,6 +109,8 @@ export function pathOf(target: string): string {
  * A request that (when it succeeds) wrote links: its outcome tells /healthz about the writes that
  * matter. Other writes (a registration, a login) may succeed while links cannot be written.
  */
+/** A method that changes nothing (RFC 9110 9.2.1). */
+const safe = (req: IncomingMessage) => req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS'
 const writes = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 'HEAD' && pathOf(req.url ?? '').startsWith('/api/v1/links')
 
 export interface App {
@@ -141,6 +146,10 @@ export function createApp(deps: Deps): App {
     // Every wait on the database below runs against one budget (DB_TIMEOUT_MS): no request waits
     // for a database that does not answer longer than that.
     const deadline = new Deadline(config.dbTimeoutMs, deps.circuit)
+    // A write that would meet an open circuit is refused before it sends anything: once sent, it
+    // is waited for (it may commit), never answered early.
+    if (!safe(req) && !handlerRoute.ownBounds && !deadline.admitted()) throw serviceUnavailable('the database is not answering; retry later')
+    const key = handlerRoute.keyed ? idempotencyKeyOf(req.headers['idempotency-key']) : undefined
     if (handlerRoute.rateLimited) {
       let decision: Decision
       try {
@@ -158,7 +167,7 @@ export function createApp(deps: Deps): App {
     // body, so they are judged with it: after route, method and rate limit (contract §2).
     if (req.headers.expect !== undefined && req.headers.expect.toLowerCase() !== '100-continue') throw expectationFailed()
     checkDeclaredLength(req)
-    const ctx: Ctx = { req, deps, param: match.param, body: EMPTY, session: undefined, deadline }
+    const ctx: Ctx = { req, deps, param: match.param, body: EMPTY, session: undefined, deadline, effect: (work) => work(deps.sql) }
     if (handlerRoute.auth) {
       // Whatever an authenticated route answers is about one account: no cache may keep it.
       base['cache-control'] = 'no-store'
@@ -168,10 +177,42 @@ export function createApp(deps: Deps): App {
     if (handlerRoute.body === 'json') ctx.body = await readJson(req)
     else if (handlerRoute.body === 'json-or-form') ctx.body = await readJsonOrForm(req)
     else if (hasBody(req)) await discardBody(req)
-    const reply = handlerRoute.handler(ctx)
-    const answer = reply instanceof Promise ? await (handlerRoute.ownBounds ? reply : deadline.run(reply)) : reply
+    const answer = key === undefined ? await answerOf(handlerRoute, ctx) : await keyedAnswer(handlerRoute, ctx, key, path)
     if (writes(req) && answer.status < 300) deps.writes.record(true)
     send(res, answer, base)
+  }
+
+  async function answerOf(route: Route, ctx: Ctx): Promise<Reply> {
+    const reply = route.handler(ctx)
+    return reply instanceof Promise ? await (route.ownBounds ? reply : ctx.deadline.run(reply)) : reply
+  }
+
+  /**
+   * A request with an Idempotency-Key: the key's first result when there is one (422 when it was
+   * for another request), else the handler, whose effect and result are committed together.
+   */
+  async function keyedAnswer(route: Route, ctx: Ctx, key: string, path: string): Promise<Reply> {
+    const scope = ctx.session === undefined ? 'anon' : `u:${ctx.session.userId}`
+    const fingerprint = fingerprintOf(ctx.req.method!, path, ctx.body)
+    const replay = () => ctx.deadline.run(replayOf(deps.sql, scope, key, fingerprint))
+    const first = await replay()
+    if (first !== undefined) return first
+    const keyed = new KeyedRequest(deps.sql, scope, key, fingerprint)
+    ctx.effect = keyed.effect
+    let outcome: unknown
+    try {
+      outcome = await ctx.deadline.run(route.handler(ctx))
+    } catch (err) {
+      if (err instanceof KeyTaken) return (await replay())!
+      if (err instanceof HttpError && err.status === 503) {
+        keyed.abandon() // the time limit: whatever still runs is rolled back
+        throw err
+      }
+      outcome = err
+    }
+    await ctx.deadline.run(keyed.settle(outcome))
+    if (outcome instanceof Error) throw outcome
+    return outcome as Reply
   }
 
   function fail(err: unknown, req: IncomingMessage, res: ServerResponse, base: HeaderMap, requestId: string): void {

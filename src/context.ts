@@ -5,7 +5,7 @@ import type { Session } from './auth/sessions.js'
 import type { Config } from './config.js'
 import type { Circuit } from './db/circuit.js'
 import type { ReadPools } from './db/read-pools.js'
-import type { Sql } from './db/types.js'
+import type { Sql, Tx } from './db/types.js'
 import type { Reply } from './http/reply.js'
 import type { LocationLoader } from './links/location-loader.js'
 import type { VisitCaps } from './links/caps.js'
@@ -74,6 +74,11 @@ export interface Ctx<Uses extends keyof Deps = keyof Deps> {
   session: Session | undefined
   /** the request's database time budget; wrap non-database waits (the KDF) in `excluding` */
   deadline: Deadline
+  /**
+   * Runs the one write a create route exists for. Under an Idempotency-Key it runs inside the
+   * transaction that records the key and the result (idempotency.ts); otherwise on `deps.sql`.
+   */
+  effect: <T>(work: (sql: Sql | Tx) => Promise<T>) => Promise<T>
 }
 
 export type Handler = (ctx: Ctx) => Reply | Promise<Reply>
@@ -86,6 +91,8 @@ export interface Route {
   body: 'json' | 'json-or-form' | 'none'
   /** takes a token from the shared login/registration bucket (spec §8) */
   rateLimited: boolean
+  /** takes an Idempotency-Key header: the first result is answered again (idempotency.ts) */
+  keyed?: boolean
   /**
    * bounds its own waits and always answers its own document (/healthz): not run under the
    * request's DB_TIMEOUT_MS deadline, whose open circuit would cut it short with the error shape

@@ -8,6 +8,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { createApp, type App } from './app.js'
 import { SessionCache } from './auth/session-cache.js'
 import { deleteExpiredSessions } from './auth/sessions.js'
+import { sweepIdempotencyKeys } from './idempotency.js'
 import { baseUrlFor, type Config } from './config.js'
 import type { Deps } from './context.js'
 import { listSources } from './blocklist/queries.js'
@@ -143,6 +144,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     })
     const sweep = setInterval(() => {
       deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
+      sweepIdempotencyKeys(db.sql).catch((err: unknown) => log.warn('idempotency key sweep failed', { err }))
       // create_link keeps each account's creates in leaky_buckets on either engine; on PostgreSQL
       // the shared buckets sweep them already.
       if (db.embedded) sweepStoredBuckets(db.sql).catch((err: unknown) => log.warn('bucket sweep failed', { err }))

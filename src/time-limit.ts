@@ -12,8 +12,9 @@ const OPEN_CIRCUIT_MS = 50
  * left of it and answers 503 when it runs out; the work carries on unobserved (a write may still
  * commit: docs/decisions.md). Time the request spends on other things, such as its turn at the
  * password KDF, is not database time: `excluding` stops the clock while that runs. With a
- * `circuit`, each run tells it how the wait ended; while it is open a run gets OPEN_CIRCUIT_MS
- * (what is cached still answers), then 503.
+ * `circuit`, each run tells it how the wait ended; a request that arrives while it is open gets
+ * OPEN_CIRCUIT_MS per run (what is cached still answers), then 503; a write is refused before it
+ * sends anything (app.ts).
  */
 export class Deadline {
   /** `run`s in progress in this process: requests waiting on the database (a metric) */
@@ -26,6 +27,7 @@ export class Deadline {
   #capMs = Infinity
   /** rejects the `run` in progress */
   #expire: ((err: unknown) => void) | undefined
+  #admitted: boolean | undefined
 
   constructor(
     budgetMs: number,
@@ -34,10 +36,19 @@ export class Deadline {
     this.#leftMs = budgetMs
   }
 
+  /**
+   * Whether this request may ask the database, decided once at its first wait: a request let in
+   * while the circuit was closed waits for what it sent (a write that was sent may commit, so it is
+   * never answered early); one that came while it was open is not let in.
+   */
+  admitted(): boolean {
+    return (this.#admitted ??= this.circuit === undefined || this.circuit.allows())
+  }
+
   run<T>(work: T | Promise<T>): Promise<T> {
     Deadline.waiting++
     const circuit = this.circuit
-    const counts = circuit === undefined || circuit.allows()
+    const counts = this.admitted()
     this.#capMs = counts ? Infinity : OPEN_CIRCUIT_MS
     return new Promise<T>((resolve, reject) => {
       this.#expire = (err: unknown) => {

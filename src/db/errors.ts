@@ -26,9 +26,6 @@ export function isConnectionError(err: unknown): boolean {
   return code.length === 5 && (UNAVAILABLE_CLASSES.has(code.slice(0, 2)) || UNAVAILABLE_STATES.has(code))
 }
 
-/** PostgreSQL unique_violation, for queries that turn it into a result. */
-export const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505'
-
 // A connection that was there and is gone: the statement may be sent again on a fresh one.
 // (Not a refusal or a timeout: the database is not answering, and asking again would only wait.)
 const LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', '57P01', '57P02'])

@@ -67,7 +67,7 @@ export interface UrlForms {
  * 'taken'; generated ones are tried in turn. Only a link created takes from the allowance.
  */
 export async function insertLink(
-  sql: Sql,
+  sql: Sql | Tx,
   userId: string,
   link: UrlForms & { code?: string; expiresAt: Date | null; startsAt: Date | null; maxVisits: number | null; passwordHash: string | null; tags: string[]; rules: Rule[] } & Card,
   maxLinks: number,
@@ -123,7 +123,7 @@ export type BulkOutcome = LinkRow | 'limit' | 'taken' | 'blocked' | 'aborted' | 
  * 'aborted', and the allowance is not touched.
  */
 export async function insertLinks(
-  sql: Sql,
+  sql: Sql | Tx,
   userId: string,
   links: ReadonlyArray<UrlForms & { code?: string; expiresAt: Date | null }>,
   maxLinks: number,

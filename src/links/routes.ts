@@ -91,7 +91,7 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
     if (room !== 'ok') throw rateLimited(room.retryAfterSeconds)
   }
   const passwordHash = input.password === null ? null : await hashOf(ctx, input.password)
-  const result = await insertLink(sql, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowanceOf(config))
+  const result = await ctx.effect((tx) => insertLink(tx, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowanceOf(config)))
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked(await blockedFields(ctx, input.url, input.rules))
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
@@ -152,7 +152,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
   const outcomes =
     valid.length === 0 || (atomic === true && failed)
       ? valid.map(() => 'aborted' as const)
-      : await insertLinks(sql, session.userId, valid.map((v) => ({ ...v, location: toLocation(v.url), host: hostOf(v.url) })), MAX_LINKS_PER_ACCOUNT, atomic === true, allowanceOf(config))
+      : await ctx.effect((tx) => insertLinks(tx, session.userId, valid.map((v) => ({ ...v, location: toLocation(v.url), host: hostOf(v.url) })), MAX_LINKS_PER_ACCOUNT, atomic === true, allowanceOf(config)))
   if (outcomes === 'no-user') throw unauthorized()
   let next = 0
   const results = checked.map((c) => {

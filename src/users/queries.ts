@@ -1,6 +1,5 @@
 // Account queries. HTTP stays out: a taken username is a result, not a status.
-import type { Sql } from '../db/types.js'
-import { isUniqueViolation } from '../db/errors.js'
+import type { Sql, Tx } from '../db/types.js'
 import { LINK_CHANNEL } from '../db/channels.js'
 
 export interface UserRow {
@@ -11,20 +10,17 @@ export interface UserRow {
 }
 
 export async function insertUser(
-  sql: Sql,
+  sql: Sql | Tx,
   user: { username: string; displayName: string; passwordHash: string },
 ): Promise<UserRow | 'taken'> {
-  try {
-    const [row] = await sql<UserRow[]>`
-      insert into users (username, display_name, password_hash)
-      values (${user.username}, ${user.displayName}, ${user.passwordHash})
-      returning id, username, display_name, created_at`
-    return row!
-  } catch (err) {
-    // The unique index decides, so two racing registrations cannot both win.
-    if (isUniqueViolation(err)) return 'taken'
-    throw err
-  }
+  // The unique index decides, so two racing registrations cannot both win. No error is raised
+  // for the loser: it may run inside an Idempotency-Key's transaction, which an error would end.
+  const [row] = await sql<UserRow[]>`
+    insert into users (username, display_name, password_hash)
+    values (${user.username}, ${user.displayName}, ${user.passwordHash})
+    on conflict (username) do nothing
+    returning id, username, display_name, created_at`
+  return row ?? 'taken'
 }
 
 export interface LoginRow {

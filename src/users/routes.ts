@@ -19,7 +19,7 @@ const present = (u: UserRow) => ({
 export async function register(ctx: UsersCtx): Promise<Reply> {
   const input = parseRegistration(ctx.body)
   const passwordHash = await ctx.deadline.excluding(ctx.deps.passwords.hash(input.password, requester(ctx, `name ${input.username}`)))
-  const user = await insertUser(ctx.deps.sql, { username: input.username, displayName: input.displayName, passwordHash })
+  const user = await ctx.effect((sql) => insertUser(sql, { username: input.username, displayName: input.displayName, passwordHash }))
   if (user === 'taken') throw usernameTaken()
   return json(201, present(user))
 }

@@ -1,6 +1,7 @@
 // Webhook SQL: the owner's endpoints, the outbox (claim, record an attempt, retry), and the jobs
 // that queue link.expired and drop old deliveries. Events of link changes are queued by triggers
 // (link_webhook_events, queue_webhook_event), in the transaction of the change.
+import { atomically } from '../db/atomic.js'
 import type { Sql, Tx } from '../db/types.js'
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5
@@ -24,8 +25,8 @@ export interface WebhookRow {
 const columns = (sql: Sql | Tx) => sql`id, url, events, enabled, disabled_reason, created_at, updated_at`
 
 /** Under the owner's row lock, so the cap holds under any concurrency. */
-export function createWebhook(sql: Sql, userId: string, w: { url: string; events: string[]; secret: string }): Promise<WebhookRow | 'limit' | 'no-user'> {
-  return sql.begin(async (tx) => {
+export function createWebhook(sql: Sql | Tx, userId: string, w: { url: string; events: string[]; secret: string }): Promise<WebhookRow | 'limit' | 'no-user'> {
+  return atomically(sql, async (tx) => {
     const [user] = await tx`select 1 from users where id = ${userId} for update`
     if (user === undefined) return 'no-user' as const
     const [row] = await tx<WebhookRow[]>`
@@ -82,7 +83,7 @@ const deliveryColumns = (sql: Sql | Tx) => sql`
             from webhook_attempts a where a.delivery_id = d.id), '[]'::jsonb) as attempts`
 
 /** A webhook.test event for this endpoint (whatever it subscribes to); undefined if not the owner's. */
-export async function queueTest(sql: Sql, userId: string, id: string): Promise<DeliveryRow | undefined> {
+export async function queueTest(sql: Sql | Tx, userId: string, id: string): Promise<DeliveryRow | undefined> {
   const [row] = await sql<DeliveryRow[]>`
     with d as (
       insert into webhook_deliveries (webhook_id, event, data)
@@ -108,7 +109,7 @@ export async function listDeliveries(sql: Sql, userId: string, id: string): Prom
 }
 
 /** Sends the delivery again now, its retries starting over; undefined if it is not the owner's endpoint's. */
-export async function retryDelivery(sql: Sql, userId: string, id: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+export async function retryDelivery(sql: Sql | Tx, userId: string, id: string, deliveryId: string): Promise<DeliveryRow | undefined> {
   const [row] = await sql<DeliveryRow[]>`
     with d as (
       update webhook_deliveries x set state = 'pending', attempts = 0, next_attempt_at = now(), leased_until = null

@@ -51,7 +51,7 @@ const rules = (ctx: WebhooksCtx) => ctx.deps.config.webhooks
 export async function postWebhook(ctx: WebhooksCtx): Promise<Reply> {
   const input = parseWebhook(ctx.body, rules(ctx), true)
   const secret = newSecret()
-  const row = await createWebhook(ctx.deps.sql, sessionOf(ctx).userId, { url: input.url!, events: input.events!, secret })
+  const row = await ctx.effect((sql) => createWebhook(sql, sessionOf(ctx).userId, { url: input.url!, events: input.events!, secret }))
   if (row === 'no-user') throw unauthorized()
   if (row === 'limit') throw webhookLimitExceeded(MAX_WEBHOOKS_PER_ACCOUNT)
   // The secret is shown this once; it is never listed again.
@@ -83,7 +83,7 @@ export async function removeWebhook(ctx: WebhooksCtx): Promise<Reply> {
 export async function testWebhook(ctx: WebhooksCtx): Promise<Reply> {
   const id = webhookId(ctx.param)
   await takeSendOnDemand(ctx, sessionOf(ctx).userId)
-  const delivery = await queueTest(ctx.deps.sql, sessionOf(ctx).userId, id)
+  const delivery = await ctx.effect((sql) => queueTest(sql, sessionOf(ctx).userId, id))
   if (delivery === undefined) throw webhookNotFound()
   return json(202, presentDelivery(delivery))
 }
@@ -104,7 +104,7 @@ export async function postRetry(ctx: WebhooksCtx): Promise<Reply> {
     throw deliveryNotFound()
   }
   await takeSendOnDemand(ctx, userId)
-  const delivery = await retryDelivery(ctx.deps.sql, userId, hook, deliveryId)
+  const delivery = await ctx.effect((sql) => retryDelivery(sql, userId, hook, deliveryId))
   if (delivery === undefined) {
     if ((await findWebhook(ctx.deps.sql, userId, hook)) === undefined) throw webhookNotFound()
     throw deliveryNotFound()

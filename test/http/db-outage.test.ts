@@ -172,6 +172,9 @@ if (process.env.DATABASE_URL === undefined) {
       assert.is(res.body.code, 'SERVICE_UNAVAILABLE')
       assert.ok(Date.now() - started < 500, `${path} waited ${Date.now() - started} ms`)
     }
+    // A write that meets the open circuit is refused before anything is sent: nothing is created.
+    const refused = await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://example.com/while-open' } })
+    assert.is(refused.status, 503)
     // /healthz bounds its own checks: with the circuit open it still answers its document (call()
     // holds the body to docs/openapi.json), not the cut-short error shape of the other routes.
     const health = await call(srv.url, 'GET', '/healthz')
@@ -180,6 +183,8 @@ if (process.env.DATABASE_URL === undefined) {
     relay.resume()
     await until(10_000, async () => (await call(srv.url, 'GET', '/api/v1/links', { token: user.token })).status === 200, { every: 200 })
     await until(5_000, async () => (await call(srv.url, 'GET', `/r/${code}`)).status === 302, { every: 200 })
+    const links = (await call(srv.url, 'GET', '/api/v1/links', { token: user.token })).body.links
+    assert.not.ok(links.some((l: { url: string }) => l.url === 'https://example.com/while-open'), 'the refused create did not happen')
   })
 
   breaker.run()

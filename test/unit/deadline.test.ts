@@ -4,6 +4,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { HttpError } from '../../src/http/errors.js'
+import { Circuit } from '../../src/db/circuit.js'
 import { Deadline } from '../../src/time-limit.js'
 import { sleep } from '../helpers/wait.js'
 
@@ -53,6 +54,27 @@ test('a late outcome after the 503 is dropped, never an unhandled rejection', as
   await sleep(60)
   process.off('unhandledRejection', count)
   assert.is(unhandled, 0)
+})
+
+test('a request let in while the circuit was closed waits for what it sent, though the circuit opens meanwhile', async () => {
+  const circuit = new Circuit()
+  const d = new Deadline(1_000, circuit)
+  assert.is(await d.run(sleep(5).then(() => 'authenticated')), 'authenticated')
+  for (let i = 0; i < 3; i++) circuit.failed() // other requests found the database gone
+  assert.not.ok(circuit.allows())
+  // The write it sends next may commit: it is waited for, never answered after 50 ms.
+  assert.is(await d.run(sleep(200).then(() => 'committed')), 'committed')
+})
+
+test('a request that arrives while the circuit is open is not let in; what it asks gets 50 ms', async () => {
+  const circuit = new Circuit()
+  for (let i = 0; i < 3; i++) circuit.failed()
+  const d = new Deadline(1_000, circuit)
+  assert.not.ok(d.admitted())
+  const started = performance.now()
+  const err = await d.run(never).catch((e: unknown) => e)
+  assert.is((err as HttpError).status, 503)
+  assert.ok(performance.now() - started < 500)
 })
 
 test.run()
