@@ -256,9 +256,9 @@ async function readSharedGauges(sql: Sql) {
 }
 
 /**
- * A drain: stop listening; from now on every answer carries Connection: close. A connection with
- * nothing of a request read is ended with a FIN (Node's own closeIdleConnections destroys them,
- * which resets a client whose next request is already on its way), and a request read on it
+ * A drain: stop listening; from now on every answer carries Connection: close. After one poll of
+ * the event loop, a connection with nothing of a request read is ended with a FIN (Node's own
+ * closeIdleConnections destroys them, which resets a client whose next request is already on its way), and a request read on it
  * later is never dispatched: the client sees the close before any answer, so it knows nothing
  * was done. A connection part way through reading a request is left to answer it, with
  * Connection: close. In-flight requests get `timeoutMs`.
@@ -270,6 +270,11 @@ async function stopAccepting(server: Server, app: App, conns: Set<Socket>, timeo
     const res = busyWith(socket)
     if (res !== null && !res.headersSent) res.shouldKeepAlive = false
   }
+  // One poll of the event loop first: connections already made are accepted and requests already
+  // in a socket's buffer are read (and answered, with Connection: close) rather than met with a
+  // FIN or, for a connection not yet accepted, a reset. Both wait there when the loop was busy at
+  // the signal, say with a long query on the embedded database.
+  await new Promise((resolve) => setImmediate(resolve))
   // server.close() calls this too (Node 19+): with this override it ends gently, it never resets.
   server.closeIdleConnections = () => {
     const unread = socketsBetweenRequests(server)

@@ -40,4 +40,24 @@ test('after the signal: Connection: close on every answer, idle keep-alive conne
   await closing
 })
 
+test('a request that reached the server before the signal is answered, though not yet read: never a FIN without an answer', async () => {
+  const srv = await startServer()
+  const conns = await Promise.all(Array.from({ length: 8 }, () => open(srv.url)))
+  for (const c of conns) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+  await until(5_000, () => conns.every((c) => c.received().includes('\r\n\r\n{')))
+  const answered = conns.map((c) => c.received().length)
+  // Each idle connection's next request is in the server's socket buffer, unread: the drain
+  // starts in the same turn, as it does when the event loop was busy (a long query on the
+  // embedded database) while the requests arrived.
+  for (const c of conns) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+  const closing = srv.service.close()
+  for (const [i, c] of conns.entries()) {
+    assert.is(await c.ended, 'end')
+    const second = c.received().slice(answered[i])
+    assert.match(second, /^HTTP\/1\.1 200 /, `connection ${i}: its request was answered`)
+    assert.match(second, /connection: close/i)
+  }
+  await closing
+})
+
 test.run()
