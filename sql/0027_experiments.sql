@@ -38,3 +38,16 @@ create table experiment_secret (
   one    boolean primary key default true check (one),
   secret bytea not null
 );
+
+-- A link's experiment for its statistics, in the statement that reads them (link_stats): its
+-- variants, the link's url (the one arm of conversions alone) and every row since its start,
+-- each saying whether it is in the range [p_from, p_to]. Null without an experiment.
+create function experiment_results(p_code text, p_from date, p_to date) returns jsonb
+language sql stable as $$
+  select jsonb_build_object('variants', e.variants, 'url', l.url, 'rows',
+    coalesce((select jsonb_agg(jsonb_build_array(d.day, d.variant, d.visits, d.conversions, encode(d.sketch, 'hex'), d.day between p_from and p_to)
+                               order by d.day, d.variant)
+              from experiment_days d where d.code = e.code and d.day >= e.started_on), '[]'::jsonb))
+  from link_experiments e join links l on l.code = e.code
+  where e.code = p_code
+$$;

@@ -152,25 +152,25 @@ export interface Results {
   totals: Arm[]
 }
 
-/** The results of `code` from `from` to `to` (inclusive), not before its experiment's start; undefined without an experiment. */
-export async function readResults(sql: Sql, code: string, from: string, to: string): Promise<Results | undefined> {
-  const [e] = await sql<{ variants: StoredVariant[]; url: string }[]>`
-    select e.variants, l.url from link_experiments e join links l on l.code = e.code where e.code = ${code}`
-  if (e === undefined) return undefined
-  const rows = await sql<Array<{ day: string; variant: number; visits: number; conversions: number; sketch: Buffer | null; in_range: boolean }>>`
-    select d.day::text as day, d.variant, d.visits::float8 as visits, d.conversions::float8 as conversions, d.sketch,
-           d.day between ${from}::date and ${to}::date as in_range
-    from experiment_days d join link_experiments e on e.code = d.code and d.day >= e.started_on
-    where d.code = ${code}
-    order by d.day, d.variant`
-  const arms: Variant[] = e.variants.length > 0 ? e.variants.map((v) => ({ url: v.url, weight: v.weight })) : [{ url: e.url, weight: 100 }]
+/** What experiment_results gives (sql/0027), read with the link's statistics; null without an experiment. */
+export type RawResults = {
+  variants: StoredVariant[]
+  url: string
+  rows: Array<[day: string, variant: number, visits: number, conversions: number, sketch: string | null, inRange: boolean]>
+} | null
+
+/** The results of a link's experiment, from what experiment_results gave; undefined without one. */
+export function resultsOf(given: unknown): Results | undefined {
+  const raw = given as RawResults
+  if (raw === null) return undefined
+  const arms: Variant[] = raw.variants.length > 0 ? raw.variants.map((v) => ({ url: v.url, weight: v.weight })) : [{ url: raw.url, weight: 100 }]
   const totals: Arm[] = arms.map(() => ({ visits: 0, conversions: 0 }))
   const days: Results['days'] = []
-  for (const r of rows) {
-    if (r.variant >= arms.length) continue
-    totals[r.variant]!.visits += r.visits
-    totals[r.variant]!.conversions += r.conversions
-    if (r.in_range) days.push({ day: r.day, variant: r.variant, visits: r.visits, conversions: r.conversions, uniques: r.sketch === null ? 0 : Math.round(estimate(r.sketch)) })
+  for (const [day, variant, visits, conversions, sketch, inRange] of raw.rows) {
+    if (variant >= arms.length) continue
+    totals[variant]!.visits += visits
+    totals[variant]!.conversions += conversions
+    if (inRange) days.push({ day, variant, visits, conversions, uniques: sketch === null ? 0 : Math.round(estimate(Buffer.from(sketch, 'hex'))) })
   }
   return { arms, days, totals }
 }

@@ -300,6 +300,8 @@ export async function updateLink(sql: Sql | Tx, userId: string, code: string, ch
     select changed.*,
            case when ${keepCap}::boolean then (select greatest(c.visits_left, 0) from link_caps c where c.code = changed.code)
                 else (select greatest(visits_left, 0) from cap_set) end::float8 as visits_left,
+           (select jsonb_build_object('variants', e.variants, 'conversions', e.conversions, 'promote_winner', e.promote_winner)
+            from link_experiments e where e.code = changed.code) as experiment,
            pg_notify(${LINK_CHANNEL}, changed.code)::text as notified
     from changed`
   if (row !== undefined) {

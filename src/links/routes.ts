@@ -10,7 +10,7 @@ import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import type { Rule } from './rules.js'
 import { parseLinkChange, parseLinkCreate, tagProblem, toLocation, type LinkInput } from './validate.js'
-import { findExperiment, writeExperiment, type Experiment, type ExperimentChange, type StoredVariant } from '../experiments/queries.js'
+import { writeExperiment, type Experiment, type ExperimentChange, type StoredVariant } from '../experiments/queries.js'
 import type { Variant } from '../experiments/variants.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
@@ -254,10 +254,13 @@ export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   if (typeof password === 'string') await takeLinkPasswordChange(ctx.deps.buckets, session.userId)
   const passwordHash = password === undefined || password === null ? password : await hashOf(ctx, password)
   const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...rest, passwordHash }
-  const link = await ctx.deps.sql.begin(async (tx) => {
-    const updated = await updateLink(tx, session.userId, code, change)
-    return typeof updated !== 'object' ? updated : withExperiment(updated, experiment === undefined ? await findExperiment(tx, code) : await writeExperiment(tx, code, experiment))
-  })
+  // The link row carries its experiment; a change of the experiment commits with the link's.
+  const link = experiment === undefined
+    ? await updateLink(ctx.deps.sql, session.userId, code, change)
+    : await ctx.deps.sql.begin(async (tx) => {
+        const updated = await updateLink(tx, session.userId, code, change)
+        return typeof updated !== 'object' ? updated : withExperiment(updated, await writeExperiment(tx, code, experiment))
+      })
   if (link === 'not-found') throw linkNotFound()
   // An operator's decision stands: the owner may delete the link, not change it.
   if (link === 'disabled') throw linkLocked()

@@ -11,7 +11,7 @@ import { codeParam } from './short-code.js'
 import { firstRetainedDay } from '../stats/job.js'
 import { readStats, type DimCount } from '../stats/queries.js'
 import { dateOf } from '../stats/visits.js'
-import { readResults, type Results } from '../experiments/queries.js'
+import { resultsOf, type Results } from '../experiments/queries.js'
 import { judge } from '../experiments/significance.js'
 
 /** What these routes may touch. */
@@ -80,7 +80,7 @@ export async function getStats(ctx: StatsCtx): Promise<Reply> {
     days.push(day)
   }
   const totals = Object.fromEntries(BREAKDOWNS.map(([key]) => [key, total(days, key)])) as Record<BreakdownKey, Array<{ name: string; visits: number }>>
-  const results = await ctx.deps.reads.read((sql) => readResults(sql, code, readFrom, to))
+  const results = resultsOf(stored.experiment)
   const variants = variantsOf(results)
   if (wantsCsv(format, ctx.req.headers.accept)) return csv(statsCsv(days, totals, results), `${code}-${from}-${to}.csv`)
   // The verdict is over the whole experiment, whatever the range: a range picked to suit cannot make a winner.

@@ -2,6 +2,7 @@
 // (password, start, visit cap, preview card) folded under "More options" so the simple case stays simple.
 import { get, patch, post, type Link } from './api.js'
 import { bulkPanel } from './bulk-paste.js'
+import { experimentBody, experimentFields } from './experiment.js'
 import { h } from './dom.js'
 import { field, form, value } from './forms.js'
 import { fromLocalInput, localInput } from './format.js'
@@ -91,10 +92,11 @@ export function createScreen(notice?: string): void {
       field('Expiry', 'expires_at', { type: 'datetime-local', hint: EXPIRY_HINT }),
       field('Tags', 'tags', { hint: TAGS_HINT, autocomplete: 'off' }),
       moreOptions(),
+      experimentFields(),
     ],
     'Create link',
     async (data) => {
-      const body: Record<string, unknown> = { url: value(data, 'url'), ...options(data) }
+      const body: Record<string, unknown> = { url: value(data, 'url'), ...options(data), ...experimentBody(data) }
       if (value(data, 'code') !== '') body.code = value(data, 'code')
       const expires = fromLocalInput(value(data, 'expires_at'))
       if (expires !== null) body.expires_at = expires
@@ -116,10 +118,11 @@ export async function editScreen(code: string, notice?: string): Promise<void> {
       field('Expiry', 'expires_at', { type: 'datetime-local', value: local(link.expires_at), hint: EXPIRY_HINT }),
       field('Tags', 'tags', { value: link.tags.join(', '), hint: TAGS_HINT, autocomplete: 'off' }),
       moreOptions(link),
+      experimentFields(link),
     ],
     'Save changes',
     async (data) => {
-      await patch<Link>(`/links/${code}`, { url: value(data, 'url'), expires_at: fromLocalInput(value(data, 'expires_at')), ...options(data, link) })
+      await patch<Link>(`/links/${code}`, { url: value(data, 'url'), expires_at: fromLocalInput(value(data, 'expires_at')), ...options(data, link), ...experimentBody(data, link) })
       navigate(`/app/links/${code}`, 'Saved. Redirects use the change at once.', true)
     },
   )
