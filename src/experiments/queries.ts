@@ -159,7 +159,7 @@ export type RawResults = {
   rows: Array<[day: string, variant: number, visits: number, conversions: number, sketch: string | null, inRange: boolean]>
 } | null
 
-/** The results of a link's experiment, from what experiment_results gave; undefined without one. */
+/** The results of a link's experiment, from what experiment_results gave; undefined without one. A day's uniques are an estimate (stats/sketch.ts), never shown above its visits. */
 export function resultsOf(given: unknown): Results | undefined {
   const raw = given as RawResults
   if (raw === null) return undefined
@@ -170,7 +170,7 @@ export function resultsOf(given: unknown): Results | undefined {
     if (variant >= arms.length) continue
     totals[variant]!.visits += visits
     totals[variant]!.conversions += conversions
-    if (inRange) days.push({ day, variant, visits, conversions, uniques: sketch === null ? 0 : Math.round(estimate(Buffer.from(sketch, 'hex'))) })
+    if (inRange) days.push({ day, variant, visits, conversions, uniques: sketch === null ? 0 : Math.min(visits, Math.round(estimate(Buffer.from(sketch, 'hex')))) })
   }
   return { arms, days, totals }
 }

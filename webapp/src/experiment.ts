@@ -12,8 +12,8 @@ function variantRow(url = '', weight = '50'): HTMLElement {
   return h(
     'div',
     { class: 'variant' },
-    h('input', { type: 'url', name: 'variant_url', 'aria-label': 'Variant URL', placeholder: 'https://example.com/b', value: url }),
-    h('input', { type: 'number', name: 'variant_weight', 'aria-label': 'Weight', min: '1', max: '100', value: weight }),
+    h('input', { type: 'url', name: 'variant_url', 'aria-label': 'Variant page', placeholder: 'https://example.com/b', value: url }),
+    h('input', { type: 'number', name: 'variant_weight', 'aria-label': 'Variant weight', min: '1', max: '100', value: weight }),
     h('output', { class: 'share' }),
   )
 }
@@ -63,11 +63,13 @@ export function experimentBody(data: FormData, link?: Link): Record<string, unkn
 
 const percent = (n: number, of: number) => (of === 0 ? '–' : `${((n / of) * 100).toFixed(1)}%`)
 
+const pValue = (p: number | null) => (p === null ? '' : p < 0.001 ? 'p < 0.001' : `p = ${p.toFixed(3)}`)
+
 /** The verdict in words a marketer reads at a glance. */
 function verdict(stats: Stats): string {
   const e = stats.experiment
   if (stats.variants.length < 2) return 'Conversions are counted for the one destination; add variants to compare pages.'
-  if (e.confident && e.winner !== null) return `Variant ${e.winner + 1} converts best, and we are at least 95% sure the difference is real (p = ${e.p_value}).`
+  if (e.confident && e.winner !== null) return `Variant ${e.winner + 1} converts best, and we are at least 95% sure the difference is real (${pValue(e.p_value)}).`
   const least = Math.min(...stats.variants.map((v) => v.visits))
   if (least < 100) return 'No winner yet: each variant needs at least 100 visits before we call one.'
   return 'No winner yet: the difference so far could be chance. Checking every day is fine; we only call a winner when it is clear.'
