@@ -2,7 +2,8 @@
 // that report a conversion once at /c/{id}, and per-variant results with a winner stated with
 // its confidence; a confident winner promoted when the owner asks for it.
 import * as assert from 'uvu/assert'
-import { assertError, assertFieldErrors, call, newUser, type User } from '../helpers/api.js'
+import { assertError, assertFieldErrors, call, newUser, uniqueName, type User } from '../helpers/api.js'
+import { blockHost, unblockHost } from '../../src/admin/blocks.js'
 import { Receiver } from '../helpers/receiver.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { until } from '../helpers/wait.js'
@@ -74,6 +75,45 @@ test('each variant url is checked as the link url is; 2 to 10 variants, weights 
   const link = await create(srv, user.token, { url: A })
   const own = await create(srv, user.token, { url: A, variants: [{ url: A, weight: 1 }, { url: link.body.short_url, weight: 1 }] })
   assertFieldErrors(own, [['variants[1].url', 'INVALID']])
+})
+
+test('a variant on the block list is refused (422 URL_BLOCKED naming it); one listed later pauses the variants: everyone gets the url', async ({ srv, user }) => {
+  const host = `${uniqueName('variant')}.example`
+  await blockHost(srv.service.db.sql, host)
+  const refused = await create(srv, user.token, { url: A, variants: [{ url: B, weight: 1 }, { url: `https://${host}/x`, weight: 1 }] })
+  assert.equal([refused.status, refused.body.code, refused.body.errors], [422, 'URL_BLOCKED', [{ field: 'variants[1].url', code: 'INVALID', message: 'its host is blocked' }]])
+  await unblockHost(srv.service.db.sql, host)
+  const res = await create(srv, user.token, { url: 'https://example.com/default', variants: [{ url: `https://${host}/x`, weight: 99 }, { url: `https://${host}/y`, weight: 1 }] })
+  assert.is(res.status, 201, res.text)
+  const code = res.body.code
+  assert.ok((await visit(srv, code, 7)).target.startsWith(`https://${host}/`))
+  await blockHost(srv.service.db.sql, host)
+  srv.service.deps.cache.clear() // what the block list's notice does on every node
+  for (let i = 0; i < 5; i++) assert.is((await visit(srv, code, i)).target, 'https://example.com/default')
+  const link = await call(srv.url, 'GET', `/api/v1/links/${code}`, { token: user.token })
+  assert.is(link.body.disabled, false, 'the link itself still works')
+  await unblockHost(srv.service.db.sql, host)
+})
+
+test('new variant urls start the results afresh; new weights keep them', async ({ srv, user }) => {
+  const res = await create(srv, user.token, { url: 'https://example.com/', variants: [{ url: A, weight: 50 }, { url: B, weight: 50 }] })
+  const code = res.body.code
+  for (let i = 0; i < 10; i++) await visit(srv, code, 2000 + i)
+  await flush(srv)
+  const visitsOf = async () => (await call(srv.url, 'GET', `/api/v1/links/${code}/stats`, { token: user.token })).body.variants.map((v: any) => v.visits)
+  const before = await visitsOf()
+  assert.is(before[0] + before[1], 10)
+  const reweighed = await call(srv.url, 'PATCH', `/api/v1/links/${code}`, { token: user.token, body: { variants: [{ url: A, weight: 10 }, { url: B, weight: 90 }] } })
+  assert.is(reweighed.status, 200, reweighed.text)
+  assert.equal(await visitsOf(), before)
+  await call(srv.url, 'PATCH', `/api/v1/links/${code}`, { token: user.token, body: { variants: [{ url: A, weight: 50 }, { url: 'https://example.com/c', weight: 50 }] } })
+  assert.equal(await visitsOf(), [0, 0])
+})
+
+test('a bulk create takes no experiment', async ({ srv, user }) => {
+  const res = await call(srv.url, 'POST', '/api/v1/links/bulk', { token: user.token, body: { items: [{ url: A, variants: [{ url: A, weight: 1 }, { url: B, weight: 1 }] }, { url: A, conversions: true }] } })
+  assert.is(res.status, 200, res.text)
+  assert.equal(res.body.results.map((r: any) => [r.status, r.error.errors[0].field]), [[422, 'variants'], [422, 'conversions']])
 })
 
 test('a matching rule wins over variants; HEAD gets the link url and no click id', async ({ srv, user }) => {
