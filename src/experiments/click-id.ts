@@ -55,7 +55,9 @@ export function newClickId(secret: Buffer, code: string, variant: number, dayNum
 export function readClickId(secret: Buffer, id: string, todayNumber: number, windowDays: number): Click | undefined {
   if (!SHAPE.test(id)) return undefined
   const bytes = Buffer.from(id, 'base64url')
-  if (bytes.length !== ID_BYTES) return undefined
+  // The last character carries 4 bits past the 16 bytes: only the spelling we write is an id, so
+  // that one click cannot count again under 15 other spellings (conversions_seen keys the string).
+  if (bytes.length !== ID_BYTES || bytes.toString('base64url') !== id) return undefined
   const packed = bytes.readUInt16BE(6)
   const variant = (packed >> 3) & 15
   const dayNumber = todayNumber - ((((todayNumber - (packed >> 7)) % DAY_MOD) + DAY_MOD) % DAY_MOD)

@@ -63,6 +63,11 @@ test('a forged, altered or foreign click id is refused', () => {
     assert.is(readClickId(SECRET, id.slice(0, i) + c + id.slice(i + 1), TODAY, 30), undefined, `character ${i} changed`)
   }
   assert.is(readClickId(SECRET, randomBytes(16).toString('base64url'), TODAY, 30), undefined, 'random bytes')
+  // the last character's 4 spare bits: another spelling of the same 16 bytes is not the id
+  const last = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.indexOf(id[21]!)
+  const respelled = id.slice(0, 21) + 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'[last ^ 1]
+  assert.equal(Buffer.from(respelled, 'base64url'), Buffer.from(id, 'base64url'))
+  assert.is(readClickId(SECRET, respelled, TODAY, 30), undefined, 'a second spelling of the same bytes')
   assert.is(readClickId(SECRET, id.slice(1), TODAY, 30), undefined, 'too short')
   assert.is(readClickId(SECRET, `${id.slice(1)}=`, TODAY, 30), undefined, 'not base64url')
 })
