@@ -20,6 +20,8 @@ import { clientAddress } from '../ratelimit/client-ip.js'
 import { ruleTarget } from './rules.js'
 import { clientKeyOf } from '../address.js'
 import { DAY_MS } from '../stats/visit-tally.js'
+import { isBot } from '../stats/bots.js'
+import { Memo } from '../stats/memo.js'
 import { newClickId, withClickId } from '../experiments/click-id.js'
 import { pickVariant, visitorHash, type CachedExperiment } from '../experiments/variants.js'
 
@@ -193,12 +195,17 @@ function ruled(deps: RedirectDeps, req: IncomingMessage, link: Guarded, userAgen
   return ruleTarget(link.rules, { userAgent, acceptLanguage: language, country })
 }
 
+// Bots (as the statistics count them) are sent on like people but not counted for a variant: a
+// crawler's visits would dilute every rate. A busy link sees few distinct agents: remembered.
+const bots = new Memo<boolean>(1000)
+const isBotAgent = (userAgent: string | undefined): boolean => userAgent === undefined || bots.get(userAgent, isBot)
+
 /**
  * The variant of this visit (experiments/variants.ts), from memory: chosen by the visitor's hash
  * of the day, with a fresh click id when conversions are on, and counted (`count`) once the
- * redirect is sure.
+ * redirect is sure, unless a bot made it.
  */
-function variantOf(deps: RedirectDeps, req: IncomingMessage, code: string, experiment: CachedExperiment, forwardedFor: string | undefined): { location: string; count(): void } {
+function variantOf(deps: RedirectDeps, req: IncomingMessage, code: string, experiment: CachedExperiment, userAgent: string | undefined, forwardedFor: string | undefined): { location: string; count(): void } {
   const { experiments } = deps
   const dayNumber = Math.floor(Date.now() / DAY_MS)
   const who = clientKeyOf(clientAddress(req.socket.remoteAddress, forwardedFor, deps.config.trustProxy))
@@ -207,7 +214,9 @@ function variantOf(deps: RedirectDeps, req: IncomingMessage, code: string, exper
   const target = experiment.locations[variant]!
   return {
     location: experiment.conversions ? withClickId(target, newClickId(experiments.secret, code, variant, dayNumber)) : target,
-    count: () => experiments.record(code, variant, dayNumber, hash),
+    count: () => {
+      if (!isBotAgent(userAgent)) experiments.record(code, variant, dayNumber, hash)
+    },
   }
 }
 
@@ -229,7 +238,7 @@ function pastGuard(deps: RedirectDeps, req: IncomingMessage, code: string, link:
     const location = rule ?? link.location
     return link.capped ? afterCap(deps, req, code, location) : location
   }
-  const variant = variantOf(deps, req, code, link.experiment, forwardedFor)
+  const variant = variantOf(deps, req, code, link.experiment, userAgent, forwardedFor)
   if (!link.capped) {
     variant.count()
     return variant.location

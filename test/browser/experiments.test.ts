@@ -50,7 +50,7 @@ if (browserAvailable()) {
     const code = res.body.code
     for (let i = 0; i < 300; i++) {
       const ip = `10.37.${i >> 8}.${i & 255}`
-      const r = await call(srv.url, 'GET', `/r/${code}`, { ip })
+      const r = await call(srv.url, 'GET', `/r/${code}`, { ip, headers: { 'user-agent': `Mozilla/5.0 (X11; Linux x86_64) Chrome/125.0.0.0 Safari/537.36 visitor/${i}` } })
       const to = new URL(r.headers.get('location')!)
       // the second page converts one visit in two, the first none
       if (to.pathname === '/b' && i % 2 === 0) assert.is((await call(srv.url, 'POST', `/c/${to.searchParams.get('ls_cid')}`, { ip })).status, 204)

@@ -216,6 +216,9 @@ test('a forged, altered, expired or malformed click id is 404 CLICK_ID_NOT_FOUND
   const pre = await fetch(`${srv.url}/c/${cid}`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } })
   assert.is(pre.status, 204)
   assert.is(pre.headers.get('access-control-allow-origin'), '*')
+  // a bot is sent on, with a click id, but not counted for its variant
+  const bot = await call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' } })
+  assert.match(bot.headers.get('location')!, /ls_cid=/)
   // a link without conversions takes none
   const off = await create(srv, user.token, { url: A })
   assertError(await call(srv.url, 'GET', `/c/${newClickId(secret, off.body.code, 0, today)}`), 404, 'CLICK_ID_NOT_FOUND')
