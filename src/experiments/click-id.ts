@@ -36,14 +36,30 @@ const charOf = (d: number): string => String.fromCharCode(d < 10 ? d + 48 : d < 
 const tagOf = (secret: Buffer, dayNumber: number, signed: Buffer): Buffer =>
   createHmac('sha256', secret).update(`click id\n${dayNumber}\n`).update(signed).digest().subarray(0, ID_BYTES - SIGNED_BYTES)
 
+// One CSPRNG call per few hundred ids (a call per id was a good part of an id's cost, as for
+// short codes); each byte is used once, so nonces stay as unpredictable as the generator.
+const POOL_BYTES = 4096
+const NONCE_BYTES = 5
+const pool = Buffer.allocUnsafe(POOL_BYTES)
+let offset = POOL_BYTES
+
+/** Four Base62 characters of `code` from `at`, 6 bits each: 24 bits. */
+const quarter = (code: string, at: number): number =>
+  (digitOf(code.charCodeAt(at)) << 18) | (digitOf(code.charCodeAt(at + 1)) << 12) | (digitOf(code.charCodeAt(at + 2)) << 6) | digitOf(code.charCodeAt(at + 3))
+
 /** A fresh id for a visit of `code` sent to `variant` on `dayNumber`. */
 export function newClickId(secret: Buffer, code: string, variant: number, dayNumber: number): string {
   const id = Buffer.allocUnsafe(ID_BYTES)
-  randomFillSync(id, 6, 6) // the nonce's bytes; the header bits of byte 6 are set below
-  let bits = 0n
-  for (let i = 0; i < 8; i++) bits = (bits << 6n) | BigInt(digitOf(code.charCodeAt(i)))
-  id.writeUIntBE(Number(bits), 0, 6)
-  id.writeUInt16BE(((dayNumber % DAY_MOD) << 7) | (variant << 3) | (id[6]! & 7), 6)
+  if (offset + NONCE_BYTES > POOL_BYTES) {
+    randomFillSync(pool)
+    offset = 0
+  }
+  pool.copy(id, 7, offset + 1, offset + NONCE_BYTES) // the nonce's 32 low bits
+  const high = pool[offset]! & 7 // and its 3 high bits
+  offset += NONCE_BYTES
+  id.writeUIntBE(quarter(code, 0), 0, 3)
+  id.writeUIntBE(quarter(code, 4), 3, 3)
+  id.writeUInt16BE(((dayNumber % DAY_MOD) << 7) | (variant << 3) | high, 6)
   tagOf(secret, dayNumber, id.subarray(0, SIGNED_BYTES)).copy(id, SIGNED_BYTES)
   return id.toString('base64url')
 }
@@ -63,9 +79,11 @@ export function readClickId(secret: Buffer, id: string, todayNumber: number, win
   const dayNumber = todayNumber - ((((todayNumber - (packed >> 7)) % DAY_MOD) + DAY_MOD) % DAY_MOD)
   if (todayNumber - dayNumber > windowDays) return undefined
   if (!timingSafeEqual(tagOf(secret, dayNumber, bytes.subarray(0, SIGNED_BYTES)), bytes.subarray(SIGNED_BYTES))) return undefined
-  let bits = BigInt(bytes.readUIntBE(0, 6))
   let code = ''
-  for (let i = 0; i < 8; i++, bits >>= 6n) code = charOf(Number(bits & 63n)) + code
+  for (const at of [0, 3]) {
+    const bits = bytes.readUIntBE(at, 3)
+    for (let shift = 18; shift >= 0; shift -= 6) code += charOf((bits >> shift) & 63)
+  }
   return { code, variant, dayNumber }
 }
 
