@@ -90,6 +90,19 @@ export function checkStoredLink(row: Record<string, unknown>): void {
   f.check()
 }
 
+/**
+ * A stored experiment's variants (a row of an import): the API's rules for each, as sent (their
+ * url and weight; what is computed from the url is computed again). Throws the API's 422.
+ */
+export function checkStoredVariants(row: Record<string, unknown>): Variant[] {
+  const f = new Fields(row)
+  const given = Array.isArray(row.variants) ? row.variants.map((v: { url?: unknown; weight?: unknown } | null) => ({ url: v?.url, weight: v?.weight })) : row.variants
+  const variants = parseVariants(f, given, ruleUrl(f))
+  if (variants === undefined && Array.isArray(given)) f.fail('variants', 'INVALID', 'must be 2 to 10 variants or none')
+  f.check()
+  return variants ?? []
+}
+
 /** What a PATCH asks: an absent field stays (undefined); null clears expires_at, starts_at or max_visits. */
 export interface LinkChangeInput {
   url?: string
