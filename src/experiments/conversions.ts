@@ -25,8 +25,11 @@ export async function convert(ctx: Ctx<'config' | 'sql' | 'buckets' | 'experimen
   const { experiments } = ctx.deps
   const click = readClickId(experiments.secret, ctx.param, Math.floor(Date.now() / DAY_MS), experiments.options.windowDays)
   if (click === undefined) throw clickIdNotFound()
+  const answer = wantsImage(ctx.req.headers.accept) ? bytes(200, 'image/gif', PIXEL, NO_STORE) : { status: 204, headers: NO_STORE }
+  // HEAD goes where GET goes (RFC 9110 9.3.2), but a prefetcher's look is not a conversion.
+  if (ctx.req.method === 'HEAD') return answer
   const outcome = await recordConversion(ctx.deps.sql, ctx.param, click.code, click.variant, dateOf(click.dayNumber))
   if (outcome === 'unknown') throw clickIdNotFound()
   if (outcome === 'counted') experiments.converted(click.code)
-  return wantsImage(ctx.req.headers.accept) ? bytes(200, 'image/gif', PIXEL, NO_STORE) : { status: 204, headers: NO_STORE }
+  return answer
 }

@@ -21,8 +21,7 @@ if (browserAvailable()) {
   })
 
   test('the form shows each variant\'s share as a percentage and creates the split test', async ({ srv, page, user, problems }) => {
-    await page.goto(`${srv.url}/app/links`)
-    await page.getByRole('link', { name: 'New link' }).first().click()
+    await page.goto(`${srv.url}/app/links/new`)
     await page.getByRole('heading', { level: 1, name: 'New link' }).waitFor()
     await page.getByLabel('URL', { exact: true }).fill('https://example.com/landing')
     await page.getByText('Split test: send visitors to several pages').click()

@@ -208,6 +208,7 @@ test('a forged, altered, expired or malformed click id is 404 CLICK_ID_NOT_FOUND
   for (const id of ['x', Buffer.alloc(16).toString('base64url'), altered, expired, otherLink, `${cid}A`]) {
     assertError(await call(srv.url, 'GET', `/c/${id}`), 404, 'CLICK_ID_NOT_FOUND', id)
   }
+  assert.is((await call(srv.url, 'HEAD', `/c/${cid}`)).status, 204, 'a HEAD is checked, and counts nothing')
   const img = await fetch(`${srv.url}/c/${cid}`, { headers: { accept: 'image/avif,image/webp,*/*', origin: 'https://shop.example', 'x-forwarded-for': '10.99.0.1' } })
   assert.is(img.status, 200)
   assert.is(img.headers.get('content-type'), 'image/gif')
