@@ -31,6 +31,7 @@ input{display:block;width:100%;min-height:44px;padding:8px 12px;border:1px solid
 input:focus-visible,.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 button.button{font:inherit;cursor:pointer}
 .error{color:var(--warn);font-weight:600}
+table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{padding:6px 8px;border-bottom:1px solid var(--border);text-align:right;vertical-align:top}thead th{font-size:.75rem;color:var(--muted);font-weight:600}th[scope=row]{text-align:left;white-space:nowrap}.panel.table{overflow-x:auto;padding:8px}
 dl{margin:0}dt{font-size:.8rem;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}dd{margin:0 0 10px}
 `.trim()
 
@@ -64,7 +65,7 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 /** Every value a page shows goes through here. */
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
 
-function page(title: string, body: string, head = ''): string {
+export function page(title: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)} · Link Service</title>
 ${head}<style>${STYLE}</style></head>
