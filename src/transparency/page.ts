@@ -6,7 +6,6 @@ import type { MonthFigures } from './queries.js'
 export const TEXT = {
   title: 'Transparency report',
   intro: 'How this instance handles abuse, month by month (UTC): reports received and resolved, how long it took to act on a report, and what was stopped. Counts only: nothing here names a person, a link or a host.',
-  month: 'Month',
   received: 'Reports received',
   resolved: 'Reports resolved',
   median: 'Time to action (median)',
@@ -41,29 +40,26 @@ export function duration(seconds: number | null): string {
 }
 
 export function transparencyPage(months: readonly MonthFigures[]): string {
-  const head = [TEXT.month, TEXT.received, TEXT.resolved, TEXT.median, TEXT.p90, TEXT.operator, TEXT.feeds, TEXT.health, TEXT.accounts]
-  const rows = [...months].reverse().map((m) => {
-    const cells = [
-      m.reports_received,
-      m.reports_resolved,
-      duration(m.time_to_action_median_seconds),
-      duration(m.time_to_action_p90_seconds),
-      m.links_stopped_by_operator,
-      m.links_stopped_by_threat_feeds,
-      m.links_stopped_by_health_checks,
-      m.accounts_disabled,
+  const panels = [...months].reverse().map((m) => {
+    const figures: Array<[string, string | number]> = [
+      [TEXT.received, m.reports_received],
+      [TEXT.resolved, m.reports_resolved],
+      [TEXT.median, duration(m.time_to_action_median_seconds)],
+      [TEXT.p90, duration(m.time_to_action_p90_seconds)],
+      [TEXT.operator, m.links_stopped_by_operator],
+      [TEXT.feeds, m.links_stopped_by_threat_feeds],
+      [TEXT.health, m.links_stopped_by_health_checks],
+      [TEXT.accounts, m.accounts_disabled],
     ]
-    return `<tr><th scope="row">${escapeHtml(m.month)}</th>${cells.map((c) => `<td>${escapeHtml(String(c))}</td>`).join('')}</tr>`
+    const items = figures.map(([label, value]) => `<div><dt>${escapeHtml(label)}</dt><dd>${escapeHtml(String(value))}</dd></div>`).join('')
+    return `<section class="panel" aria-label="${escapeHtml(m.month)}"><h2>${escapeHtml(m.month)}</h2><dl class="figures">${items}</dl></section>`
   })
   return page(
     TEXT.title,
     `<h1>${escapeHtml(TEXT.title)}</h1>
 <p class="muted">${escapeHtml(TEXT.intro)}</p>
-<div class="panel table"><table>
-<thead><tr>${head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead>
-<tbody>${rows.join('\n')}</tbody>
-</table></div>
 <p class="muted">${escapeHtml(TEXT.actionNote)}</p>
-<p><a href="/transparency.json">${escapeHtml(TEXT.json)}</a></p>`,
+<p><a href="/transparency.json">${escapeHtml(TEXT.json)}</a></p>
+${panels.join('\n')}`,
   )
 }

@@ -31,7 +31,7 @@ input{display:block;width:100%;min-height:44px;padding:8px 12px;border:1px solid
 input:focus-visible,.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 button.button{font:inherit;cursor:pointer}
 .error{color:var(--warn);font-weight:600}
-table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{padding:6px 8px;border-bottom:1px solid var(--border);text-align:right;vertical-align:top}thead th{font-size:.75rem;color:var(--muted);font-weight:600}th[scope=row]{text-align:left;white-space:nowrap}.panel.table{overflow-x:auto;padding:8px}
+h2{font-size:1.1rem;margin:0 0 8px}.figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(130px,1fr));gap:4px 16px}.figures dd{font-size:1.1rem;font-variant-numeric:tabular-nums}
 dl{margin:0}dt{font-size:.8rem;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}dd{margin:0 0 10px}
 `.trim()
 

@@ -1,4 +1,4 @@
-// The account: display name, password, and deleting it all.
+// The account: display name, password, taking one's data away, and deleting it all.
 import { act, get, patch, type User } from './api.js'
 import { announce, h } from './dom.js'
 import { ApiError } from './api.js'
@@ -8,7 +8,7 @@ import { loading, screen } from './layout.js'
 import { restoreDraft } from './resume.js'
 import { navigate } from './router.js'
 import { forget } from './session.js'
-import { confirmDialog } from './widgets.js'
+import { confirmDialog, downloadButton } from './widgets.js'
 
 export async function accountScreen(notice?: string): Promise<void> {
   loading('Account')
@@ -56,6 +56,18 @@ export async function accountScreen(notice?: string): Promise<void> {
     h('p', {}, 'Signed in as ', h('strong', {}, me.username), `, since ${when(me.created_at)}.`),
     h('section', { class: 'panel', 'aria-labelledby': 'name-h' }, h('h2', { id: 'name-h' }, 'Display name'), name),
     h('section', { class: 'panel', 'aria-labelledby': 'password-h' }, h('h2', { id: 'password-h' }, 'Password'), password),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'data-h' },
+      h('h2', { id: 'data-h' }, 'Your data'),
+      h('p', {}, 'Everything kept about you: your account, your links with their statistics, your sessions and webhooks. A few downloads a minute.'),
+      h(
+        'div',
+        { class: 'actions' },
+        downloadButton('Download my data', '/users/me/export', `link-service-${me.username}.json`),
+        downloadButton('As CSV files (ZIP)', '/users/me/export?format=zip', `link-service-${me.username}.zip`),
+      ),
+    ),
     h('section', { class: 'panel danger-zone', 'aria-labelledby': 'delete-h' }, h('h2', { id: 'delete-h' }, 'Delete account'), h('p', {}, 'This deletes your links too.'), remove),
   )
   restoreDraft(name)
