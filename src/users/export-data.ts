@@ -4,7 +4,8 @@
 // Never read here: password hashes (a link's or the account's), session token digests, webhook secrets.
 import type { Sql } from '../db/types.js'
 import { listLinks, type LinkRow } from '../links/queries.js'
-import { readStats, type DayCounts, type DimCount } from '../stats/queries.js'
+import type { DayCounts, DimCount } from '../stats/queries.js'
+import { estimate } from '../stats/sketch.js'
 
 /** Deliveries read per query. */
 const DELIVERY_PAGE = 500
@@ -60,15 +61,40 @@ export async function findExportAccount(sql: Sql, userId: string): Promise<Expor
 
 export const exportLinks = (sql: Sql, userId: string): Promise<LinkRow[]> => listLinks(sql, userId)
 
-/** A link's kept days (from `from`, "YYYY-MM-DD"), with referrers and breakdowns by day. */
-export async function linkStatistics(sql: Sql, userId: string, code: string, from: string, to: string): Promise<LinkStatistics> {
-  const stored = await readStats(sql, userId, code, from, to)
-  const referrers = await sql<Array<{ day: string; host: string; visits: number }>>`
-    select v.day::text as day, v.host, v.visits::float8 as visits from visit_referrers v
+/** The owner's link's kept days from `from` to `to` ("YYYY-MM-DD", inclusive), oldest first. */
+export async function linkDays(sql: Sql, userId: string, code: string, from: string, to: string): Promise<DayCounts[]> {
+  const rows = await sql<Array<{ day: string; humans: number; bots: number; counted: number; sketch: string | null }>>`
+    select d.day::text as day, d.humans::float8 as humans, d.bots::float8 as bots, coalesce(d.uniques, 0)::float8 as counted, encode(d.sketch, 'hex') as sketch
+    from visit_days d join links l on l.code = d.code and l.user_id = ${userId}
+    where d.code = ${code} and d.day between ${from}::date and ${to}::date
+    order by d.day`
+  // As readStats: the sketch's estimate plus the exact count kept from before the sketches.
+  return rows.map((r) => ({ day: r.day, humans: r.humans, bots: r.bots, uniques: r.counted + (r.sketch === null ? 0 : Math.round(estimate(Buffer.from(r.sketch, 'hex')))) }))
+}
+
+export function linkReferrers(sql: Sql, userId: string, code: string, from: string, to: string): Promise<LinkStatistics['referrers']> {
+  return sql<LinkStatistics['referrers']>`
+    select v.day::text as day, v.host, v.visits::float8 as visits
+    from visit_referrers v join links l on l.code = v.code and l.user_id = ${userId}
     where v.code = ${code} and v.day between ${from}::date and ${to}::date
-      and exists (select 1 from links l where l.code = v.code and l.user_id = ${userId})
     order by v.day, v.visits desc, v.host`
-  return { days: stored?.days ?? [], referrers, breakdowns: stored?.dims ?? [] }
+}
+
+export function linkBreakdowns(sql: Sql, userId: string, code: string, from: string, to: string): Promise<DimCount[]> {
+  return sql<DimCount[]>`
+    select m.day::text as day, m.dim, m.value, m.visits::float8 as visits
+    from visit_dims m join links l on l.code = m.code and l.user_id = ${userId}
+    where m.code = ${code} and m.day between ${from}::date and ${to}::date
+    order by m.day, m.dim, m.visits desc, m.value`
+}
+
+/** All three, for one link. */
+export async function linkStatistics(sql: Sql, userId: string, code: string, from: string, to: string): Promise<LinkStatistics> {
+  return {
+    days: await linkDays(sql, userId, code, from, to),
+    referrers: await linkReferrers(sql, userId, code, from, to),
+    breakdowns: await linkBreakdowns(sql, userId, code, from, to),
+  }
 }
 
 /** Live sessions: when each began, ends and was last used; never the token's digest. */

@@ -11,6 +11,9 @@ import {
   exportLinks,
   exportSessions,
   exportWebhooks,
+  linkBreakdowns,
+  linkDays,
+  linkReferrers,
   linkStatistics,
   type ExportAccount,
   type LinkStatistics,
@@ -112,14 +115,11 @@ export function exportZip(r: ExportRequest): AsyncGenerator<Buffer> {
 function csvFiles(r: ExportRequest): ZipEntry[] {
   const { sql, account, baseUrl } = r
   const links = () => exportLinks(sql, account.id)
-  /** One CSV file: its header, then each link's rows of one kind of statistics. */
-  const perLink = (header: string[], rows: (s: LinkStatistics, code: string) => Cell[][]) =>
+  /** One CSV file: its header, then each link's rows of one kind of statistics (one query a link). */
+  const perLink = <T>(header: string[], read: typeof linkDays | typeof linkReferrers | typeof linkBreakdowns, rows: (found: T[], code: string) => Cell[][]) =>
     async function* () {
       yield line(header)
-      for (const link of await links()) {
-        const stats = await linkStatistics(sql, account.id, link.code, r.from, r.to)
-        yield rows(stats, link.code).map(line).join('')
-      }
+      for (const link of await links()) yield rows((await read(sql, account.id, link.code, r.from, r.to)) as T[], link.code).map(line).join('')
     }
   const a = presentAccount(account)
   return [
@@ -150,15 +150,15 @@ function csvFiles(r: ExportRequest): ZipEntry[] {
     },
     {
       name: 'statistics_days.csv',
-      data: perLink(['code', 'day', 'humans', 'bots', 'uniques'], (s, code) => s.days.map((d) => [code, d.day, d.humans, d.bots, d.uniques]))(),
+      data: perLink<LinkStatistics['days'][number]>(['code', 'day', 'humans', 'bots', 'uniques'], linkDays, (days, code) => days.map((d) => [code, d.day, d.humans, d.bots, d.uniques]))(),
     },
     {
       name: 'statistics_referrers.csv',
-      data: perLink(['code', 'day', 'host', 'visits'], (s, code) => s.referrers.map((x) => [code, x.day, x.host, x.visits]))(),
+      data: perLink<LinkStatistics['referrers'][number]>(['code', 'day', 'host', 'visits'], linkReferrers, (refs, code) => refs.map((x) => [code, x.day, x.host, x.visits]))(),
     },
     {
       name: 'statistics_breakdowns.csv',
-      data: perLink(['code', 'day', 'breakdown', 'value', 'visits'], (s, code) => s.breakdowns.map((m) => [code, m.day, m.dim, m.value, m.visits]))(),
+      data: perLink<LinkStatistics['breakdowns'][number]>(['code', 'day', 'breakdown', 'value', 'visits'], linkBreakdowns, (dims, code) => dims.map((m) => [code, m.day, m.dim, m.value, m.visits]))(),
     },
     {
       name: 'sessions.csv',

@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert'
 import { call, newLink, newUser, type User } from '../helpers/api.js'
 import { serverSuite, type TestServer } from '../helpers/server.js'
 import { hasUnzip, unzipAll } from '../helpers/unzip.js'
+import { until } from '../helpers/wait.js'
 
 interface Fixture {
   user: User
@@ -40,6 +41,10 @@ test.before(async (ctx) => {
     await sql`insert into visit_referrers (code, day, host, visits) values (${plain.code}, ${day}::date, 'news.example', 4)`
     await sql`insert into visit_dims (code, day, dim, value, visits) values (${plain.code}, ${day}::date, 'country', 'DE', 6), (${plain.code}, ${day}::date, 'browser', 'Firefox', 7)`
   }
+  // One real visit: its unique visitor is counted in the day's sketch, which the export reads too.
+  const visit = await fetch(`${srv.url}/r/${third.code}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0', 'x-forwarded-for': '10.1.2.3' } })
+  assert.is(visit.status, 302)
+  await until(10_000, async () => (await sql`select 1 from visit_days where code = ${third.code} and sketch is not null`).length === 1)
   const hook = await call(srv.url, 'POST', '/api/v1/webhooks', { token: user.token, body: { url: 'http://127.0.0.1:9/hook', events: ['link.created'] } })
   assert.is(hook.status, 201, hook.text)
   assert.is((await call(srv.url, 'POST', `/api/v1/webhooks/${hook.body.id}/test`, { token: user.token })).status, 202)
@@ -95,6 +100,8 @@ test('the JSON export holds the account, every link with its statistics by day a
     os: [],
     countries: [{ name: 'DE', visits: 6 }],
   })
+  const visited = body.links.find((l: { url: string }) => l.url === 'https://example.org/=formula')
+  assert.equal(visited.statistics.map((d: { humans: number; uniques: number; browsers: unknown }) => [d.humans, d.uniques, d.browsers]), [[1, 1, [{ name: 'Firefox', visits: 1 }]]])
   assert.is(body.sessions.length, 1)
   assert.equal(Object.keys(body.sessions[0]).sort(), ['created_at', 'expires_at', 'id', 'last_used_at'])
   assert.is(body.webhooks.length, 1)
@@ -132,7 +139,7 @@ test('?format=zip is CSV files in a ZIP that unzip reads, with the same rows and
   assert.is(links.length, 4)
   assert.ok(links.some((l) => l.includes(",'https://example.org/=formula") || l.includes(',https://example.org/=formula')))
   assert.ok(links.some((l) => l.includes(',set,Spring promo,A card,')))
-  assert.is(files['statistics_days.csv']!.trim().split('\r\n').length, 4)
+  assert.is(files['statistics_days.csv']!.trim().split('\r\n').length, 5, 'a header, three days of one link, the visited day of another')
   assert.match(files['statistics_breakdowns.csv']!, /,country,DE,6\r\n/)
   assert.match(files['statistics_referrers.csv']!, /,news\.example,4\r\n/)
   assert.is(files['sessions.csv']!.trim().split('\r\n').length, 3, 'two sessions now')
