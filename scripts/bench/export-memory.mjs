@@ -80,14 +80,18 @@ const [{ n }] = await db.sql`select (select count(*) from visit_days) + (select 
 await db.close()
 say(`${LINKS} links × ${DAYS} days: ${Number(n).toLocaleString('en-US')} statistics rows written in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${DATABASE_URL === undefined ? 'embedded database' : 'PostgreSQL'}`)
 
-// 3. The exports, each with the serving process's peak RSS reset just before it.
+// 3. The exports, each with the serving process's peak RSS reset just before it (a fresh account
+// allowance: three at once, so the fourth waits its 20 s).
 svc = await startService()
 const kb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${svc.pid}/status`, 'utf8'))?.[1] ?? NaN)
 const mb = (k) => `${(k / 1024).toFixed(0)} MB`
 // Warm up: the first requests load code and fill pools.
 await api(svc.url, 'GET', '/api/v1/users/me', token)
 await new Promise((r) => setTimeout(r, 3_000))
+// The first export after seeding also waits for the daily statistics job, which moves the seeded
+// rows into their day and month partitions at start: reported, not what an export costs.
 const cases = [
+  ['first export after seeding (the statistics job runs meanwhile)', '', 0],
   ['JSON, read as fast as it comes', '', 0],
   ['ZIP, read as fast as it comes', '?format=zip', 0],
   ['JSON, read slowly (64 KiB every 20 ms)', '', 20],
@@ -95,8 +99,15 @@ const cases = [
 for (const [name, query, pauseMs] of cases) {
   writeFileSync(`/proc/${svc.pid}/clear_refs`, '5') // resets VmHWM to the current RSS
   const before = kb('VmRSS')
-  const started = performance.now()
-  const res = await fetch(`${svc.url}/api/v1/users/me/export${query}`, { headers: { authorization: `Bearer ${token}` } })
+  let started = performance.now()
+  let res = await fetch(`${svc.url}/api/v1/users/me/export${query}`, { headers: { authorization: `Bearer ${token}` } })
+  if (res.status === 429) {
+    await res.text()
+    await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after')) * 1000))
+    writeFileSync(`/proc/${svc.pid}/clear_refs`, '5')
+    started = performance.now()
+    res = await fetch(`${svc.url}/api/v1/users/me/export${query}`, { headers: { authorization: `Bearer ${token}` } })
+  }
   if (res.status !== 200) throw new Error(`export: ${res.status} ${await res.text()}`)
   let bytes = 0
   const reader = res.body.getReader()

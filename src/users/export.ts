@@ -9,7 +9,7 @@ import { firstRetainedDay } from '../stats/job.js'
 import { findExportAccount } from './export-data.js'
 import { exportJson, exportZip, type ExportRequest } from './export-formats.js'
 
-type ExportCtx = Ctx<'sql' | 'baseUrl' | 'config' | 'buckets'>
+type ExportCtx = Ctx<'sql' | 'baseUrl' | 'config' | 'buckets' | 'log'>
 
 /** An export reads every link's statistics: a few a minute per account. */
 export const EXPORTS_PER_ACCOUNT = { limit: 3, drainPerSecond: 3 / 60 }
@@ -33,8 +33,17 @@ export async function getExport(ctx: ExportCtx): Promise<Reply> {
     to: now.toISOString().slice(0, 10),
     now,
   }
+  // Past the first byte a failure can only cut the connection: it is logged here, or never.
+  async function* logged<T>(chunks: AsyncGenerator<T>): AsyncGenerator<T> {
+    try {
+      yield* chunks
+    } catch (err) {
+      ctx.deps.log.warn('export failed after it began', { format, err })
+      throw err
+    }
+  }
   const name = `link-service-${account.username.replace(/[^a-z0-9._-]/g, "_")}-${request.to}`
   return format === 'zip'
-    ? streamed(200, 'application/zip', exportZip(request), { 'content-disposition': `attachment; filename="${name}.zip"` })
-    : streamed(200, 'application/json; charset=utf-8', exportJson(request), { 'content-disposition': `attachment; filename="${name}.json"` })
+    ? streamed(200, 'application/zip', logged(exportZip(request)), { 'content-disposition': `attachment; filename="${name}.zip"` })
+    : streamed(200, 'application/json; charset=utf-8', logged(exportJson(request)), { 'content-disposition': `attachment; filename="${name}.json"` })
 }
