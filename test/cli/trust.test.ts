@@ -34,7 +34,7 @@ const delta = (after: Month, before: Month, key: string) => (after[key] as numbe
 test('a report resolved with --block-host is counted with its time to action, and its host is published; a feed host is not', async ({ dir }) => {
   const host = `${uniqueName('bad')}.example`
   const feedHost = `${uniqueName('feed')}.example`
-  const { before, reportId, user } = await serving(dir, async (srv) => {
+  const { before, reportId, user, spam } = await serving(dir, async (srv) => {
     // The document of the service's answers is checked by call(): security.txt too.
     assert.match((await call(srv.url, 'GET', '/.well-known/security.txt')).text, /^Contact: mailto:security@example\.com\nExpires: /)
     const before = await thisMonth(srv)
@@ -42,23 +42,30 @@ test('a report resolved with --block-host is counted with its time to action, an
     const link = await newLink(srv.url, user.token, `https://${host}/login`)
     await newLink(srv.url, user.token, `https://www.${host}/other`)
     await newLink(srv.url, user.token, `https://${feedHost}/x`)
+    const spam = await newLink(srv.url, user.token, 'https://example.com/spam')
     const res = await call(srv.url, 'POST', '/api/v1/reports', { body: { code: link.code, reason: 'phishing' } })
     assert.is(res.status, 202)
     // A threat feed's entry: it stops the link on its host, and is never published.
     await srv.service.db.sql`insert into blocked_hosts (host, source) values (${feedHost}, 'https://feed.example/hosts.txt')`
     const [row] = await srv.service.db.sql<{ id: number }[]>`select id::int as id from reports where code = ${link.code}`
-    return { before, reportId: row!.id, user }
+    return { before, reportId: row!.id, user, spam: spam.code as string }
   })
   await sleep(1_100) // a time to action of at least a second
   const resolved = await admin(dir, ['report', 'resolve', String(reportId), '--block-host'])
   assert.is(resolved.status, 0, resolved.stderr)
   assert.match(resolved.stdout, new RegExp(`^blocked ${host.replaceAll('.', '\\.')}; 1 open report`))
+  // An operator disables one more link, then the account: a link and an account, counted once
+  // each (the account's links stopping with it are not counted as links stopped).
+  assert.is((await admin(dir, ['link', 'disable', spam])).status, 0)
+  assert.is((await admin(dir, ['user', 'disable', user.username])).status, 0)
+  assert.is((await admin(dir, ['user', 'disable', user.username])).status, 0, 'disabling it again counts nothing')
 
   const etag = await serving(dir, async (srv) => {
     const after = await thisMonth(srv)
     assert.is(delta(after, before, 'reports_received'), 1)
     assert.is(delta(after, before, 'reports_resolved'), 1)
-    assert.is(delta(after, before, 'links_stopped_by_operator'), 2, 'both links on the host and its subdomain')
+    assert.is(delta(after, before, 'links_stopped_by_operator'), 3, 'both links on the host and its subdomain, and the one disabled')
+    assert.is(delta(after, before, 'accounts_disabled'), 1)
     assert.is(delta(after, before, 'links_stopped_by_threat_feeds'), 1)
     assert.is(delta(after, before, 'links_stopped_by_health_checks'), 0)
     assert.ok((after.time_to_action_median_seconds as number) >= 1, `median ${after.time_to_action_median_seconds}`)
