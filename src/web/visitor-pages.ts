@@ -168,7 +168,7 @@ export function previewPage(code: string, shortUrl: string, url: string, reportU
 <dt>${escapeHtml(m.t('preview.destination'))}</dt><dd class="url" dir="ltr">${escapeHtml(url)}</dd>
 <dt>${escapeHtml(m.t('preview.host'))}</dt><dd><bdi>${hostLine}</bdi></dd></dl>
 <p>${escapeHtml(m.t('preview.check'))}</p>
-<a class="button primary" href="${escapeHtml(url)}" rel="noreferrer nofollow">${m.t('preview.go', { host: `<bdi>${escapeHtml(unicode)}</bdi>` }, escapeHtml)}</a></div>
+<a class="button primary" href="${escapeHtml(url)}" rel="noreferrer nofollow"><span>${m.t('preview.go', { host: `<bdi>${escapeHtml(unicode)}</bdi>` }, escapeHtml)}</span></a></div>
 <p>${withLink(m, 'preview.wrong', reportUrl, 'preview.wrongLink')}</p>`
   return page(m, m.t('preview.pageTitle', { code }), body)
 }

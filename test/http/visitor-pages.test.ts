@@ -141,7 +141,7 @@ test('the password form, the preview and a stopped link\'s page in German, from 
   const preview = await asBrowser(srv, `/r/${link.code}/preview`, de)
   assert.is(preview.status, 200)
   assert.match(preview.text, /Wohin dieser Kurzlink führt/)
-  assert.match(preview.text, /Weiter zu <bdi>example\.com<\/bdi>/)
+  assert.match(preview.text, /<span>Weiter zu <bdi>example\.com<\/bdi><\/span>/)
   await disableLink(srv.service.db.sql, link.code, 'spam')
   await feedSettled(srv)
   srv.service.deps.cache.invalidate(link.code)

@@ -57,7 +57,8 @@ export function languageSwitcher(redraw: () => void): void {
     await choose(select.value)
     languageSwitcher(redraw)
     redraw()
-    document.getElementById('language')?.focus()
+    // The redrawn screen takes focus (main.ts) in a microtask; the person is still at the switcher.
+    queueMicrotask(() => document.getElementById('language')?.focus())
   })
   document.getElementById('languages')!.replaceChildren(select)
 }
