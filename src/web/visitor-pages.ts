@@ -164,8 +164,8 @@ export function previewPage(code: string, shortUrl: string, url: string, reportU
   const hostLine = unicode === host ? escapeHtml(host) : `${escapeHtml(unicode)} <span class="muted">${m.t('preview.punycode', { host: `<span class="url">${escapeHtml(host)}</span>` }, escapeHtml)}</span>`
   const body = `<div class="panel"><p class="status">${escapeHtml(m.t('preview.status'))}</p>
 <h1>${escapeHtml(m.t('preview.title'))}</h1>
-<dl><dt>${escapeHtml(m.t('preview.shortLink'))}</dt><dd class="url" dir="ltr">${escapeHtml(shortUrl)}</dd>
-<dt>${escapeHtml(m.t('preview.destination'))}</dt><dd class="url" dir="ltr">${escapeHtml(url)}</dd>
+<dl><dt>${escapeHtml(m.t('preview.shortLink'))}</dt><dd class="url"><bdi>${escapeHtml(shortUrl)}</bdi></dd>
+<dt>${escapeHtml(m.t('preview.destination'))}</dt><dd class="url"><bdi>${escapeHtml(url)}</bdi></dd>
 <dt>${escapeHtml(m.t('preview.host'))}</dt><dd><bdi>${hostLine}</bdi></dd></dl>
 <p>${escapeHtml(m.t('preview.check'))}</p>
 <a class="button primary" href="${escapeHtml(url)}" rel="noreferrer nofollow"><span>${m.t('preview.go', { host: `<bdi>${escapeHtml(unicode)}</bdi>` }, escapeHtml)}</span></a></div>

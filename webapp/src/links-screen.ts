@@ -119,7 +119,7 @@ function linkItem(link: Link): HTMLLIElement {
     'li',
     { class: 'link-card' },
     h('div', { class: 'short' }, h('a', { href: `/app/links/${link.code}`, 'data-nav': true, class: 'code' }, link.short_url), copyButton(link.short_url, t('copy.shortUrlOf', { code: link.code }))),
-    h('p', { class: 'target', title: link.url, dir: 'ltr' }, link.url),
+    h('p', { class: 'target', title: link.url }, h('bdi', {}, link.url)),
     hostLine(link.url),
     tagChips(link),
     h(
