@@ -2,7 +2,7 @@
 // why (unknown, expired, stopped by the operator or by reports, or a blocked destination), and the
 // preview of a link (GET /r/{code}/preview). Built on the way to an error, never before: the
 // redirect itself does not read Accept (redirect.ts asks `wantsPage` only for a 404 or a 410), nor
-// Accept-Language, which only a page reads (`messagesOf`) to speak the visitor's language.
+// Accept-Language, which only a page reads (`visitorMessages`) to speak the visitor's language.
 import type { IncomingMessage } from 'node:http'
 import { appUrlFor } from '../config.js'
 import type { Ctx, Deps } from '../context.js'
@@ -26,7 +26,7 @@ export function wantsPage(req: IncomingMessage): boolean {
 }
 
 /** The catalogue for the request's Accept-Language, read from the raw headers, only for a page. */
-export function messagesOf(req: IncomingMessage): Messages {
+export function visitorMessages(req: IncomingMessage): Messages {
   const raw = req.rawHeaders
   for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 15 && raw[i]!.toLowerCase() === 'accept-language') return messagesFor(raw[i + 1])
   return messagesFor(undefined)
@@ -39,7 +39,7 @@ const pageReply = (status: number, html: string, m: Messages): Reply => ({ statu
 
 /** A preview card for a link-preview fetcher (200, noindex): it never counts as a visit. */
 export function cardReply(req: IncomingMessage, baseUrl: string, code: string, location: string, card: CachedCard): Reply {
-  const m = messagesOf(req)
+  const m = visitorMessages(req)
   return {
     status: 200,
     headers: { ...PAGE_HEADERS, ...languageHeaders(m), 'x-robots-tag': 'noindex', vary: 'Accept, User-Agent, Accept-Language' },
@@ -54,7 +54,7 @@ export function cardReply(req: IncomingMessage, baseUrl: string, code: string, l
  * behind any path prefix.
  */
 export function passwordReply(req: IncomingMessage, code: string, from: 'link' | 'below', state: PasswordState): Reply {
-  const m = messagesOf(req)
+  const m = visitorMessages(req)
   const html = passwordPage(code, from === 'link' ? `${code}/unlock` : 'unlock', state, m)
   if (state.kind !== 'wait') return { status: 401, headers: { ...PASSWORD_PAGE_HEADERS, ...languageHeaders(m) }, body: Buffer.from(html) }
   return { status: 429, headers: { ...PASSWORD_PAGE_HEADERS, ...languageHeaders(m), 'retry-after': String(state.seconds) }, body: Buffer.from(html) }
@@ -67,7 +67,7 @@ export function passwordReply(req: IncomingMessage, code: string, from: 'link' |
 export async function stoppedReply(deps: Pick<Deps, Uses>, req: IncomingMessage, code: string, kind: StopAnswer['page']): Promise<Reply> {
   let shown: StoppedKind = kind === 'stopped' ? 'disabled' : kind
   if (kind === 'stopped') shown = (await findForVisitor(deps.sql, code))?.stopped ?? 'disabled'
-  const m = messagesOf(req)
+  const m = visitorMessages(req)
   const { status, html } = stoppedPage(shown, isShortCode(code) ? code : undefined, reportUrl(deps, kind === 'unknown' ? undefined : code), m)
   return pageReply(status, html, m)
 }
@@ -93,7 +93,7 @@ export async function preview(ctx: Ctx<Uses>): Promise<Reply> {
     if (!page) throw answer.error()
     // A stopped link's page names why; the other stops' pages are named as their answer's.
     const kind = stop === DISABLED ? link!.stopped! : (answer.page as Exclude<StopAnswer['page'], 'stopped'>)
-    const m = messagesOf(ctx.req)
+    const m = visitorMessages(ctx.req)
     const { status, html } = stoppedPage(kind, isShortCode(code) ? code : undefined, reportUrl(ctx.deps, kind === 'unknown' ? undefined : code), m)
     return pageReply(status, html, m)
   }
@@ -101,6 +101,6 @@ export async function preview(ctx: Ctx<Uses>): Promise<Reply> {
     if (page) return passwordReply(ctx.req, code, 'below', { kind: 'ask' })
     throw linkPasswordRequired()
   }
-  const m = messagesOf(ctx.req)
+  const m = visitorMessages(ctx.req)
   return pageReply(200, previewPage(code, shortUrl(ctx.deps.baseUrl, code), link!.url, reportUrl(ctx.deps, code), m), m)
 }

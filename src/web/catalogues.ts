@@ -4,10 +4,12 @@
 //
 // The API, for a page that says something:
 //   const m = messagesFor(acceptLanguage)      // the best catalogue for an Accept-Language header
+//                                              // (src/links/visitor.ts: visitorMessages(req) reads it from a request)
 //   m.lang, m.dir                              // for <html lang dir> and Content-Language
 //   m.t('unknown.title')                       // a message of the catalogue's "page" section
 //   m.t('password.wait', { count: 3 })         // {count} fills in; a plural message picks its form by count
 //   m.t('stopped.report', { link }, escapeHtml) // the message's own text escaped, the values put in as given
+//   { ...PAGE_HEADERS, ...languageHeaders(m) }  // visitor-pages.ts: Content-Language; PAGE_HEADERS' Vary names Accept-Language
 // To add a message: add its key to the "page" section of every locales/*.json (English first),
 // then call m.t('its.key'). A catalogue is never read on the redirect itself: only a page asks.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -76,9 +78,6 @@ const ENGLISH_CATALOGUE = CATALOGUES.get(FALLBACK)!
 const MESSAGES = new Map([...CATALOGUES].map(([lang, c]) => [lang, messagesOf(lang, c, ENGLISH_CATALOGUE)]))
 
 export const ENGLISH = MESSAGES.get(FALLBACK)!
-
-/** The tags of the catalogues there are, in file order. */
-export const languages = (): string[] => [...MESSAGES.keys()]
 
 /** At most this many ranges of an Accept-Language are looked at: a browser sends a handful. */
 const MAX_RANGES = 16
