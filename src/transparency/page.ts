@@ -1,5 +1,6 @@
 // The transparency report as a page, in the visitor pages' shell and style. Every word it shows is
 // in TEXT, so that it can move to a translation catalogue as it is.
+import { ENGLISH } from '../web/catalogues.js'
 import { escapeHtml, page } from '../web/visitor-pages.js'
 import type { MonthFigures } from './queries.js'
 
@@ -55,6 +56,7 @@ export function transparencyPage(months: readonly MonthFigures[]): string {
     return `<section class="panel" aria-label="${escapeHtml(m.month)}"><h2>${escapeHtml(m.month)}</h2><dl class="figures">${items}</dl></section>`
   })
   return page(
+    ENGLISH,
     TEXT.title,
     `<h1>${escapeHtml(TEXT.title)}</h1>
 <p class="muted">${escapeHtml(TEXT.intro)}</p>
