@@ -1,67 +1,64 @@
-// The transparency report as a page, in the visitor pages' shell and style. Every word it shows is
-// in TEXT, so that it can move to a translation catalogue as it is.
-import { ENGLISH } from '../web/catalogues.js'
+// The transparency report as a page, in the visitor pages' shell and style and in the visitor's
+// language: every word from the catalogue's "transparency.*" messages, months, counts and
+// durations formatted by Intl in that language.
+import type { Messages } from '../web/catalogues.js'
 import { escapeHtml, page } from '../web/visitor-pages.js'
 import type { MonthFigures } from './queries.js'
 
-export const TEXT = {
-  title: 'Transparency report',
-  intro: 'How this instance handles abuse, month by month (UTC): reports received and resolved, how long it took to act on a report, and what was stopped. Counts only: nothing here names a person, a link or a host.',
-  received: 'Reports received',
-  resolved: 'Reports resolved',
-  median: 'Time to action (median)',
-  p90: 'Time to action (90th percentile)',
-  operator: 'Links stopped by an operator',
-  feeds: 'Links stopped by threat feeds',
-  health: 'Links stopped by health checks',
-  accounts: 'Accounts disabled',
-  none: '–',
-  json: 'The same figures as JSON',
-  actionNote: 'Time to action runs from a report to the operator resolving it with an action (a report dismissed is resolved, not acted on), by the month of the action.',
-  units: { d: 'd', h: 'h', min: 'min', s: 's' },
-} as const
+const UNITS = [
+  ['day', 86_400],
+  ['hour', 3_600],
+  ['minute', 60],
+  ['second', 1],
+] as const
 
-/** 93784 → "1 d 2 h", 3700 → "1 h 1 min", 42 → "42 s". */
-export function duration(seconds: number | null): string {
-  if (seconds === null) return TEXT.none
-  const u = TEXT.units
-  const parts: Array<[number, string]> = [
-    [Math.floor(seconds / 86_400), u.d],
-    [Math.floor((seconds % 86_400) / 3_600), u.h],
-    [Math.floor((seconds % 3_600) / 60), u.min],
-    [Math.round(seconds % 60), u.s],
-  ]
-  const first = parts.findIndex(([n]) => n > 0)
-  if (first === -1) return `0 ${u.s}`
-  return parts
-    .slice(first, first + 2)
-    .filter(([n]) => n > 0)
-    .map(([n, unit]) => `${n} ${unit}`)
-    .join(' ')
+/** 93784 → "1 day 2 hours", 3700 → "1 hour 1 minute", 42 → "42 seconds" (in `lang`): the two largest units. */
+export function duration(seconds: number | null, m: Messages): string {
+  if (seconds === null) return m.t('transparency.none')
+  let left = Math.round(seconds)
+  const counts = UNITS.map(([unit, size]) => {
+    const n = Math.floor(left / size)
+    left -= n * size
+    return [unit, n] as const
+  })
+  const first = counts.findIndex(([, n]) => n > 0)
+  const shown = first === -1 ? counts.slice(3) : counts.slice(first, first + 2).filter(([, n]) => n > 0)
+  const parts = shown.map(([unit, n]) => new Intl.NumberFormat(m.lang, { style: 'unit', unit, unitDisplay: 'long' }).format(n))
+  return new Intl.ListFormat(m.lang, { type: 'unit', style: 'narrow' }).format(parts)
 }
 
-export function transparencyPage(months: readonly MonthFigures[]): string {
-  const panels = [...months].reverse().map((m) => {
-    const figures: Array<[string, string | number]> = [
-      [TEXT.received, m.reports_received],
-      [TEXT.resolved, m.reports_resolved],
-      [TEXT.median, duration(m.time_to_action_median_seconds)],
-      [TEXT.p90, duration(m.time_to_action_p90_seconds)],
-      [TEXT.operator, m.links_stopped_by_operator],
-      [TEXT.feeds, m.links_stopped_by_threat_feeds],
-      [TEXT.health, m.links_stopped_by_health_checks],
-      [TEXT.accounts, m.accounts_disabled],
+/** "2026-11" → "November 2026", "novembre 2026" → "Novembre 2026" (a heading starts with a capital). */
+export function monthName(month: string, m: Messages): string {
+  const [year, mm] = month.split('-').map(Number)
+  const name = new Intl.DateTimeFormat(m.lang, { year: 'numeric', month: 'long', timeZone: 'UTC' }).format(Date.UTC(year!, mm! - 1, 1))
+  return name.charAt(0).toLocaleUpperCase(m.lang) + name.slice(1)
+}
+
+export function transparencyPage(months: readonly MonthFigures[], m: Messages): string {
+  const count = new Intl.NumberFormat(m.lang)
+  const title = m.t('transparency.title')
+  const panels = [...months].reverse().map((month) => {
+    const figures: Array<[string, string]> = [
+      ['transparency.received', count.format(month.reports_received)],
+      ['transparency.resolved', count.format(month.reports_resolved)],
+      ['transparency.median', duration(month.time_to_action_median_seconds, m)],
+      ['transparency.p90', duration(month.time_to_action_p90_seconds, m)],
+      ['transparency.operator', count.format(month.links_stopped_by_operator)],
+      ['transparency.feeds', count.format(month.links_stopped_by_threat_feeds)],
+      ['transparency.health', count.format(month.links_stopped_by_health_checks)],
+      ['transparency.accounts', count.format(month.accounts_disabled)],
     ]
-    const items = figures.map(([label, value]) => `<div><dt>${escapeHtml(label)}</dt><dd>${escapeHtml(String(value))}</dd></div>`).join('')
-    return `<section class="panel" aria-label="${escapeHtml(m.month)}"><h2>${escapeHtml(m.month)}</h2><dl class="figures">${items}</dl></section>`
+    const items = figures.map(([key, value]) => `<div><dt>${escapeHtml(m.t(key))}</dt><dd>${escapeHtml(value)}</dd></div>`).join('')
+    const id = `m-${escapeHtml(month.month)}`
+    return `<section class="panel" aria-labelledby="${id}"><h2 id="${id}"><time datetime="${escapeHtml(month.month)}">${escapeHtml(monthName(month.month, m))}</time></h2><dl class="figures">${items}</dl></section>`
   })
   return page(
-    ENGLISH,
-    TEXT.title,
-    `<h1>${escapeHtml(TEXT.title)}</h1>
-<p class="muted">${escapeHtml(TEXT.intro)}</p>
-<p class="muted">${escapeHtml(TEXT.actionNote)}</p>
-<p><a href="/transparency.json">${escapeHtml(TEXT.json)}</a></p>
+    m,
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+<p class="muted">${escapeHtml(m.t('transparency.intro'))}</p>
+<p class="muted">${escapeHtml(m.t('transparency.actionNote'))}</p>
+<p><a href="/transparency.json">${escapeHtml(m.t('transparency.json'))}</a></p>
 ${panels.join('\n')}`,
   )
 }

@@ -5,7 +5,8 @@ import type { Ctx } from '../context.js'
 import type { Sql } from '../db/types.js'
 import { routeNotFound } from '../http/errors.js'
 import { bytes, json, type Reply } from '../http/reply.js'
-import { PAGE_HEADERS } from '../web/visitor-pages.js'
+import { visitorMessages } from '../links/visitor.js'
+import { languageHeaders, PAGE_HEADERS } from '../web/visitor-pages.js'
 import { transparencyPage } from './page.js'
 import { monthlyFigures, type MonthFigures } from './queries.js'
 
@@ -33,7 +34,9 @@ export async function getTransparencyJson(ctx: TransparencyCtx): Promise<Reply> 
   return json(200, { months: await figures(ctx) }, CACHE)
 }
 
+/** The page in the visitor's language (Accept-Language; Vary says so, for the cache the minute allows). */
 export async function getTransparencyPage(ctx: TransparencyCtx): Promise<Reply> {
-  const html = transparencyPage(await figures(ctx))
-  return bytes(200, PAGE_HEADERS['content-type'], Buffer.from(html), { ...PAGE_HEADERS, ...CACHE })
+  const m = visitorMessages(ctx.req)
+  const html = transparencyPage(await figures(ctx), m)
+  return bytes(200, PAGE_HEADERS['content-type'], Buffer.from(html), { ...PAGE_HEADERS, ...languageHeaders(m), ...CACHE })
 }

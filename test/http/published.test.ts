@@ -62,8 +62,31 @@ defaults('the transparency report is on by default: twelve months, this one last
   assert.is(page.status, 200)
   assert.match(page.headers.get('content-type')!, /^text\/html/)
   assert.match(page.headers.get('content-security-policy')!, /default-src 'none'/)
+  assert.match(page.text, /<html lang="en" dir="ltr">/)
   assert.match(page.text, /<h1>Transparency report<\/h1>/)
-  assert.is(page.text.match(/<h2>\d{4}-\d{2}<\/h2>/g)?.length, 12)
+  assert.is(page.text.match(/<h2 id="m-\d{4}-\d{2}"><time datetime="\d{4}-\d{2}">[A-Z][a-z]+ \d{4}<\/time><\/h2>/g)?.length, 12)
+})
+
+defaults('the transparency page speaks the visitor\'s language (Accept-Language): German with lang="de", Arabic right to left; the JSON stays as it is', async ({ srv }) => {
+  const de = await call(srv.url, 'GET', '/transparency', { headers: { 'accept-language': 'de-DE,de;q=0.9,en;q=0.5' } })
+  assert.is(de.status, 200)
+  assert.match(de.text, /<html lang="de" dir="ltr">/)
+  assert.match(de.text, /<h1>Transparenzbericht<\/h1>/)
+  assert.match(de.text, /<dt>Eingegangene Meldungen<\/dt>/)
+  assert.not.match(de.text, /Reports received/)
+  const month = new Date().toISOString().slice(0, 7)
+  const germanMonth = new Intl.DateTimeFormat('de', { year: 'numeric', month: 'long', timeZone: 'UTC' }).format(Date.parse(`${month}-01T00:00:00Z`))
+  assert.ok(de.text.includes(`<time datetime="${month}">${germanMonth}</time>`), `this month as ${germanMonth}`)
+  assert.is(de.headers.get('content-language'), 'de')
+  assert.match(de.headers.get('vary')!, /\bAccept-Language\b/)
+
+  const ar = await call(srv.url, 'GET', '/transparency', { headers: { 'accept-language': 'ar' } })
+  assert.match(ar.text, /<html lang="ar" dir="rtl">/)
+  assert.match(ar.text, /<h1>تقرير الشفافية<\/h1>/)
+  assert.is(ar.headers.get('content-language'), 'ar')
+
+  const json = await call(srv.url, 'GET', '/transparency.json', { headers: { 'accept-language': 'de' } })
+  assert.equal([json.status, json.headers.get('content-language'), Object.keys(json.body.months[0])[1]], [200, null, 'reports_received'])
 })
 
 defaults.run()
