@@ -33,6 +33,7 @@ input{display:block;width:100%;min-height:44px;padding:8px 12px;border:1px solid
 input:focus-visible,.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 button.button{font:inherit;cursor:pointer}
 .error{color:var(--warn);font-weight:600}
+h2{font-size:1.1rem;margin:0 0 8px}.figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(130px,1fr));gap:4px 16px}.figures dd{font-size:1.1rem;font-variant-numeric:tabular-nums}
 dl{margin:0}dt{font-size:.8rem;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}dd{margin:0 0 10px}
 `.trim()
 
@@ -69,7 +70,8 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c)
 /** The headers that say which language a page is in (with PAGE_HEADERS, whose Vary names Accept-Language). */
 export const languageHeaders = (m: Messages) => ({ 'content-language': m.lang })
 
-function page(m: Messages, title: string, body: string, head = ''): string {
+/** The shell every visitor page shares: <html lang dir> from the catalogue, the stylesheet, the header. */
+export function page(m: Messages, title: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="${m.lang}" dir="${m.dir}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><title>${m.t('site.suffix', { title: escapeHtml(title) }, escapeHtml)}</title>
 ${head}<style>${STYLE}</style></head>

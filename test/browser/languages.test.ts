@@ -1,7 +1,8 @@
 // The web app and the visitor pages in the visitor's language, in a real Chromium: a German
 // browser gets German, an Arabic one Arabic laid out right to left, the switcher keeps a choice
-// for the tab, and the main screens pass axe-core at 360 and 1280 px in both (screenshots in
-// build/screenshots, named lang-{de|ar}-...). Skipped where Chromium is not installed.
+// for the tab, and the main screens and the visitor pages (the transparency report among them)
+// pass axe-core at 360 and 1280 px in both (screenshots in build/screenshots, named
+// lang-{de|ar}-...). Skipped where Chromium is not installed.
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import * as assert from 'uvu/assert'
 import { call, newUser, type User } from '../helpers/api.js'
@@ -21,7 +22,7 @@ interface Ctx {
 const LOCALES = { de: 'de-DE', ar: 'ar-EG' } as const
 
 /** No catalogue key shown as such (a key missing from the catalogue shows as its name). */
-const NO_KEY = /\b(nav|links|fact|form|chart|breakdown|account|sessions|report|signIn|signUp|visits|field)\.[a-zA-Z]+/
+const NO_KEY = /\b(nav|links|fact|form|chart|breakdown|account|sessions|report|signIn|signUp|visits|field|transparency)\.[a-zA-Z]+/
 
 async function assertScreen(page: Page, lang: keyof typeof LOCALES, where: string): Promise<void> {
   assert.equal(await page.evaluate('[document.documentElement.lang, document.documentElement.dir]'), [lang, lang === 'ar' ? 'rtl' : 'ltr'], where)
@@ -128,6 +129,7 @@ if (browserAvailable()) {
       ['visitor-unknown', '/r/Zz9Zz9Zz', 404],
       ['visitor-password', `/r/${locked}`, 401],
       ['visitor-preview', `/r/${code}/preview`, 200],
+      ['transparency', '/transparency', 200],
     ]
     for (const lang of ['de', 'ar'] as const) {
       for (const width of [360, 1280]) {

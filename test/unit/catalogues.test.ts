@@ -4,6 +4,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { FALLBACK, messagesFor, messagesOf, pickLanguage, readCatalogues, type Catalogue, type Message } from '../../src/web/catalogues.js'
+import { monthName, transparencyPage } from '../../src/transparency/page.js'
 import { cardPage, passwordPage, previewPage, stoppedPage, type StoppedKind } from '../../src/web/visitor-pages.js'
 
 const CATALOGUES = readCatalogues()
@@ -78,7 +79,7 @@ function pseudo(): Catalogue {
   return { ...ENGLISH, page: Object.fromEntries(Object.entries(ENGLISH.page).map(([k, m]) => [k, mark(k, m)])) }
 }
 
-test('every word of every visitor page comes from the catalogue (rendered in a pseudo-language, nothing else is left)', () => {
+test('every word of every visitor page and the transparency page comes from the catalogue (rendered in a pseudo-language, nothing else is left)', () => {
   const m = messagesOf('qps', pseudo())
   const code = 'aZ3kP9qR'
   const values = [code, 'https://sho.rt/r/aZ3kP9qR', 'https://xn--80ak6aa92e.example/login', 'аррӏе.example', 'xn--80ak6aa92e.example', 'Card title', 'Card text', 'Link Service']
@@ -89,7 +90,9 @@ test('every word of every visitor page comes from the catalogue (rendered in a p
     ['password wait', passwordPage(code, 'unlock', { kind: 'wait', seconds: 7 }, m)],
     ['preview', previewPage(code, values[1]!, values[2]!, '/app/report', m)],
     ['card', cardPage(values[1]!, values[2]!, { title: 'Card title', description: 'Card text', imageUrl: null }, m)],
+    ['transparency', transparencyPage([{ month: '2026-11', reports_received: 3, reports_resolved: 2, time_to_action_median_seconds: null, time_to_action_p90_seconds: null, links_stopped_by_operator: 1, links_stopped_by_threat_feeds: 0, links_stopped_by_health_checks: 0, accounts_disabled: 0 }], m)],
   ]
+  values.push(monthName('2026-11', m)) // Intl's, in the page's language
   for (const [name, html] of pages) {
     assert.match(html, /<html lang="qps" dir="ltr">/, name)
     let text = html.replace(/<style>[\s\S]*?<\/style>/, '').replace(/<meta [^>]*>/g, '').replace(/<[^>]+>/g, ' ').replace(/&#39;|&quot;|&amp;|&lt;|&gt;/g, ' ')

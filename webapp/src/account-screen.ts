@@ -1,4 +1,4 @@
-// The account: display name, password, and deleting it all.
+// The account: display name, password, taking one's data away, and deleting it all.
 import { act, get, patch, type User } from './api.js'
 import { announce, h } from './dom.js'
 import { ApiError } from './api.js'
@@ -9,7 +9,7 @@ import { loading, screen } from './layout.js'
 import { restoreDraft } from './resume.js'
 import { navigate } from './router.js'
 import { forget } from './session.js'
-import { confirmDialog } from './widgets.js'
+import { confirmDialog, downloadButton } from './widgets.js'
 
 export async function accountScreen(notice?: string): Promise<void> {
   loading(t('nav.account'))
@@ -57,6 +57,18 @@ export async function accountScreen(notice?: string): Promise<void> {
     h('p', {}, ...tNodes('account.signedInAs', { username: h('strong', {}, me.username), since: when(me.created_at) })),
     h('section', { class: 'panel', 'aria-labelledby': 'name-h' }, h('h2', { id: 'name-h' }, t('field.displayName')), name),
     h('section', { class: 'panel', 'aria-labelledby': 'password-h' }, h('h2', { id: 'password-h' }, t('field.password')), password),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'data-h' },
+      h('h2', { id: 'data-h' }, t('account.data')),
+      h('p', {}, t('account.dataText')),
+      h(
+        'div',
+        { class: 'actions' },
+        downloadButton(t('account.dataJson'), '/users/me/export', `link-service-${me.username}.json`),
+        downloadButton(t('account.dataZip'), '/users/me/export?format=zip', `link-service-${me.username}.zip`),
+      ),
+    ),
     h('section', { class: 'panel danger-zone', 'aria-labelledby': 'delete-h' }, h('h2', { id: 'delete-h' }, t('account.delete')), h('p', {}, t('account.deleteNote')), remove),
   )
   restoreDraft(name)
