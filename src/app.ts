@@ -40,6 +40,10 @@ import { health } from './health.js'
 import { fingerprintOf, idempotencyKeyOf, KeyedRequest, KeyTaken, replayOf } from './idempotency.js'
 import { Deadline } from './time-limit.js'
 import { deleteMe, getMe, patchMe, register } from './users/routes.js'
+import { getExport } from './users/export.js'
+import { securityTxt } from './web/security-txt.js'
+import { getTransparencyJson, getTransparencyPage } from './transparency/routes.js'
+import { getPublishedBlocklist } from './blocklist/published.js'
 
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
 
@@ -91,6 +95,12 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('POST', '/c/:id', open(convert))
     .add('POST', '/api/v1/reports', { handler: createReport, auth: false, body: 'json', rateLimited: false })
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
+    // What an instance publishes about itself, and a person's own export.
+    .add('GET', '/api/v1/users/me/export', authed(getExport))
+    .add('GET', '/.well-known/security.txt', open(securityTxt))
+    .add('GET', '/transparency', open(getTransparencyPage))
+    .add('GET', '/transparency.json', open(getTransparencyJson))
+    .add('GET', '/blocklist.txt', open(getPublishedBlocklist))
   if (deps.config.serveApp) {
     const file = (ctx: Ctx) => deps.appFiles!.reply(ctx.param, ctx.req.headers['if-none-match'], ctx.req.headers['accept-encoding'])
     router

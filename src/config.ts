@@ -73,6 +73,21 @@ export interface Config {
   newAccountHours: number
   /** open reports from distinct addresses that suspend a link until an operator looks (0: off) */
   reportsSuspendAfter: number
+  trust: Readonly<TrustConfig>
+}
+
+/** What the instance publishes about itself: security.txt, the transparency report, its block list. */
+export interface TrustConfig {
+  /** security.txt's Contact (mailto:, https: or tel:); undefined: no /.well-known/security.txt */
+  securityContact: string | undefined
+  /** security.txt's Policy */
+  securityPolicyUrl: string | undefined
+  /** security.txt's Preferred-Languages, as given ("en, de") */
+  securityLanguages: string
+  /** /transparency and /transparency.json */
+  transparency: boolean
+  /** /blocklist.txt: the operator's own blocks, for other instances to subscribe to */
+  publicBlocklist: boolean
 }
 
 export interface WebhookConfig {
@@ -182,6 +197,27 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     linkCreateBurst: int(env, 'LINK_CREATE_BURST', 60, 1, 100_000),
     newAccountHours: int(env, 'NEW_ACCOUNT_HOURS', 0, 0, 8_760),
     reportsSuspendAfter: int(env, 'REPORTS_SUSPEND_AFTER', 0, 0, 1_000),
+    trust: trustConfig(env),
+  })
+}
+
+function trustConfig(env: Env): TrustConfig {
+  const securityContact = nonEmpty(env.SECURITY_CONTACT)
+  // RFC 9116 2.5.3: a URI; these are the schemes a reporter can act on.
+  if (securityContact !== undefined && !/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+|tel:\+?[0-9][0-9 ()-]*)$/i.test(securityContact)) {
+    throw new ConfigError('SECURITY_CONTACT must be a mailto:, https:// or tel: URI (mailto:security@example.com)')
+  }
+  const securityPolicyUrl = optionalUrl(env, 'SECURITY_POLICY_URL')
+  const securityLanguages = nonEmpty(env.SECURITY_LANGUAGES) ?? 'en'
+  if (!/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*(\s*,\s*[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)*$/.test(securityLanguages)) {
+    throw new ConfigError('SECURITY_LANGUAGES must be comma-separated language tags (en, de, pt-BR)')
+  }
+  return Object.freeze({
+    securityContact,
+    securityPolicyUrl,
+    securityLanguages: securityLanguages.split(',').map((t) => t.trim()).join(', '),
+    transparency: oneOf(env, 'TRANSPARENCY', ['on', 'off'] as const, 'on') === 'on',
+    publicBlocklist: oneOf(env, 'PUBLIC_BLOCKLIST', ['on', 'off'] as const, 'off') === 'on',
   })
 }
 

@@ -230,7 +230,7 @@ const ASK = Symbol('ask')
  */
 function pastGuard(deps: RedirectDeps, req: IncomingMessage, code: string, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined):
   { card: Reply } | typeof ASK | string | Promise<string | typeof EXHAUSTED> {
-  if (link.card !== undefined && !link.locked && req.method !== 'POST' && isPreviewFetcher(userAgent)) return { card: cardReply(deps.baseUrl, code, link.location, link.card) }
+  if (link.card !== undefined && !link.locked && req.method !== 'POST' && isPreviewFetcher(userAgent)) return { card: cardReply(req, deps.baseUrl, code, link.location, link.card) }
   if (link.locked) return ASK
   const rule = ruled(deps, req, link, userAgent, language, forwardedFor)
   // A matching rule wins over variants; a HEAD is not a visit and gets the link's own url.
@@ -286,8 +286,8 @@ export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessa
 }
 
 /** The page a browser gets for a code that does not redirect (visitor.ts), within the time budget. */
-const stoppedPageOf = (deps: RedirectDeps, code: string, known: Stop): Promise<Reply> =>
-  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, answerOf(known).page))
+const stoppedPageOf = (deps: RedirectDeps, req: IncomingMessage, code: string, known: Stop): Promise<Reply> =>
+  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, req, code, answerOf(known).page))
 
 /**
  * 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. Only on the way to
@@ -303,7 +303,7 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
   }
   if (known instanceof Guarded) {
     const step = pastGuard(deps, req, code, known, visitor.userAgent, language, visitor.forwardedFor)
-    if (step === ASK) return wantsPage(req) ? send(res, passwordReply(code, 'link', { kind: 'ask' }), { 'x-request-id': requestId }) : sendPrerendered(res, LOCKED, requestId)
+    if (step === ASK) return wantsPage(req) ? send(res, passwordReply(req, code, 'link', { kind: 'ask' }), { 'x-request-id': requestId }) : sendPrerendered(res, LOCKED, requestId)
     if (step instanceof Promise) {
       const mine = { ...visitor } // on a hit, `visitor` is the scratch object of the next request
       return new Deadline(deps.config.dbTimeoutMs).run(step).then((decided) => answer(deps, req, res, code, decided, mine, language, requestId))
@@ -311,7 +311,7 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
     // Rules alone need no read: answered now, as a plain link is.
     return typeof step === 'object' ? send(res, step.card, { 'x-request-id': requestId }) : answer(deps, req, res, code, step, visitor, language, requestId)
   }
-  if (wantsPage(req)) return stoppedPageOf(deps, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
+  if (wantsPage(req)) return stoppedPageOf(deps, req, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
   sendPrerendered(res, PRERENDERED.get(known)!, requestId)
 }
 
@@ -319,7 +319,7 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
 export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
   const code = ctx.param
   if (!isShortCode(code)) {
-    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, MISSING)
+    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, ctx.req, code, MISSING)
     throw varied(linkNotFound())
   }
   const known = lookUp(ctx.deps, code)
@@ -332,14 +332,14 @@ function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<R
     const h = ctx.req.headers
     const step = pastGuard(ctx.deps, ctx.req, code, known, h['user-agent'], h['accept-language'], h['x-forwarded-for'] as string | undefined)
     if (step === ASK) {
-      if (wantsPage(ctx.req)) return passwordReply(code, 'link', { kind: 'ask' })
+      if (wantsPage(ctx.req)) return passwordReply(ctx.req, code, 'link', { kind: 'ask' })
       throw varied(linkPasswordRequired())
     }
     if (step instanceof Promise) return step.then((decided) => replyFor(ctx, code, decided))
     return typeof step === 'object' ? step.card : replyFor(ctx, code, step)
   }
   if (typeof known !== 'string') {
-    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
+    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, ctx.req, code, known)
     throw varied(answerOf(known).error())
   }
   const h = ctx.req.headers
@@ -364,7 +364,7 @@ export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<
   const { password } = ctx.body
   const page = wantsPage(ctx.req)
   if (password === undefined || password === null || password === '') {
-    if (page) return passwordReply(code, 'below', { kind: 'ask' })
+    if (page) return passwordReply(ctx.req, code, 'below', { kind: 'ask' })
     throw varied(linkPasswordRequired())
   }
   if (typeof password !== 'string') throw invalidFields([{ field: 'password', code: 'TYPE', message: 'must be a string' }])
@@ -372,7 +372,7 @@ export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<
   try {
     await takeUnlockAttempt(ctx.deps.buckets, code, address)
   } catch (err) {
-    if (page && err instanceof HttpError && err.status === 429) return passwordReply(code, 'below', { kind: 'wait', seconds: Number(err.headers['retry-after']) })
+    if (page && err instanceof HttpError && err.status === 429) return passwordReply(ctx.req, code, 'below', { kind: 'wait', seconds: Number(err.headers['retry-after']) })
     throw err
   }
   const stored = await findLinkPassword(ctx.deps.sql, code)
@@ -382,7 +382,7 @@ export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<
   const verdict = await ctx.deadline.excluding(ctx.deps.passwords.verify(password, stored, requester(ctx, `link ${code}`)))
   if (!verdict.ok) {
     await noteFailedLinkPassword(ctx.deps.buckets, code, address)
-    if (page) return passwordReply(code, 'below', { kind: 'wrong' })
+    if (page) return passwordReply(ctx.req, code, 'below', { kind: 'wrong' })
     throw varied(linkPasswordRequired(true))
   }
   return replyFor(ctx, code, unlocked)

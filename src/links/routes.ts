@@ -20,7 +20,7 @@ export const MAX_BULK_ITEMS = 50
 /** What the link routes may touch. */
 type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords' | 'buckets'>
 
-const present = (baseUrl: string, link: LinkRow) => ({
+export const presentLink = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
   url: link.url,
   short_url: shortUrl(baseUrl, link.code),
@@ -135,7 +135,7 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   if (result === 'taken') throw codeTaken()
   if ('retryAfterSeconds' in result) throw rateLimited(result.retryAfterSeconds)
   cache.invalidate(result.code)
-  return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
+  return json(201, presentLink(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
 /** A bulk create takes url, code and expires_at; a start, a cap, a password, tags, a card or rules are set with a single create or a PATCH. */
@@ -204,7 +204,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
     if (r === 'aborted') return itemError(batchAborted())
     if ('retryAfterSeconds' in r) return { ...itemError(rateLimited(r.retryAfterSeconds)), retry_after: r.retryAfterSeconds }
     cache.invalidate(r.code)
-    return { status: 201, link: present(baseUrl, r) }
+    return { status: 201, link: presentLink(baseUrl, r) }
   })
   return json(200, { results })
 }
@@ -229,7 +229,7 @@ export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   if (search !== undefined && [...search].length > MAX_SEARCH_CHARS) q.fail('q', 'TOO_LONG', `must be at most ${MAX_SEARCH_CHARS} characters`)
   q.check()
   const filter = { ...(tag === undefined ? {} : { tag }), ...(search === undefined ? {} : { q: search }) }
-  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => present(ctx.deps.baseUrl, l))
+  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => presentLink(ctx.deps.baseUrl, l))
   if (!wantsCsv(format, ctx.req.headers.accept)) return json(200, { links })
   const rows = links.map((l) => LINK_COLUMNS.map((c) => (typeof l[c] === 'boolean' ? String(l[c]) : l[c])))
   return csv([[...LINK_COLUMNS], ...rows], 'links.csv')
@@ -239,7 +239,7 @@ export async function getLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   const link = await findLink(ctx.deps.sql, sessionOf(ctx).userId, code)
   if (link === undefined) throw linkNotFound()
-  return json(200, present(ctx.deps.baseUrl, link))
+  return json(200, presentLink(ctx.deps.baseUrl, link))
 }
 
 export async function patchLink(ctx: LinksCtx): Promise<Reply> {
@@ -266,7 +266,7 @@ export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   if (link === 'disabled') throw linkLocked()
   if (link === 'blocked') throw urlBlocked(await blockedFields(ctx, url, rest.rules ?? []))
   ctx.deps.cache.invalidate(code)
-  return json(200, present(ctx.deps.baseUrl, link))
+  return json(200, presentLink(ctx.deps.baseUrl, link))
 }
 
 export async function removeLink(ctx: LinksCtx): Promise<Reply> {
