@@ -1,6 +1,9 @@
 // Variant visits, tallied in memory on the redirect path (a count and a sketch of visitors per
 // link, day and variant) and written every VISIT_FLUSH_MS; after each flush, links whose owner
 // asked for it have a confident winner promoted (queries.ts promoteWinner): never on the redirect path.
+// A flush that may have committed (it failed at the COMMIT) is tried again under the same id, which
+// the database remembers in visit_flushes, as visits.ts does: a variant's visits count once.
+import { randomUUID } from 'node:crypto'
 import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import { addHash, emptySketch, mergeSketch } from '../stats/sketch.js'
@@ -21,6 +24,12 @@ interface Pending {
   sketch: Uint8Array
 }
 
+/** A batch whose write may have committed: tried again under its id until the outcome is known. */
+interface Unsure {
+  id: string
+  batch: Map<string, Pending>
+}
+
 export interface ExperimentOptions {
   flushMs: number
   /** CONVERSION_WINDOW_DAYS */
@@ -30,6 +39,7 @@ export interface ExperimentOptions {
 
 export class ExperimentCounter {
   #pending = new Map<string, Pending>()
+  #unsure: Unsure[] = []
   /** links with visits or conversions since the last look for winners */
   #touched = new Set<string>()
   #dropped = false
@@ -83,15 +93,23 @@ export class ExperimentCounter {
     this.#pending = new Map()
     if (this.#dropped) this.log.warn('too many variant counts waited for a flush; some visits were not counted for their variant')
     this.#dropped = false
-    if (batch.size > 0) {
+    const fresh = batch.size === 0 ? undefined : { id: randomUUID(), batch }
+    const attempt = fresh === undefined ? this.#unsure : [...this.#unsure, fresh]
+    if (attempt.length > 0) {
+      let committing = false
       try {
-        await writeVariantVisits(this.sql, rowsOf(batch))
-        for (const p of batch.values()) this.#touched.add(p.code)
+        const rowsFor = (recorded: ReadonlySet<string>) => rowsOf(merged(attempt.filter((a) => recorded.has(a.id)).map((a) => a.batch)))
+        await writeVariantVisits(this.sql, attempt.map((a) => a.id), rowsFor, () => (committing = true))
+        this.#unsure = []
+        for (const a of attempt) for (const p of a.batch.values()) this.#touched.add(p.code)
       } catch (err) {
-        // Kept for the next flush. (A failure at the commit may count them twice: a few visits of
-        // an experiment's thousands, where the link totals of visits.ts may not err at all.)
-        this.#putBack(batch)
-        this.log.warn('variant visit flush failed; keeping the counts for the next one', { err })
+        if (committing) {
+          this.#unsure = attempt
+          this.log.warn('variant visit flush failed at its commit; trying it again under the same id', { err, batches: attempt.length })
+        } else {
+          if (fresh !== undefined) this.#putBack(fresh.batch)
+          this.log.warn('variant visit flush failed; keeping the counts for the next one', { err })
+        }
         return
       }
     }
@@ -118,14 +136,7 @@ export class ExperimentCounter {
   }
 
   #putBack(batch: Map<string, Pending>): void {
-    for (const [key, p] of batch) {
-      const now = this.#pending.get(key)
-      if (now === undefined) this.#pending.set(key, p)
-      else {
-        now.visits += p.visits
-        mergeSketch(now.sketch, p.sketch)
-      }
-    }
+    addInto(this.#pending, batch)
   }
 
   async sweep(nowMs = Date.now()): Promise<void> {
@@ -141,6 +152,32 @@ export class ExperimentCounter {
     for (const t of this.#timers) clearInterval(t)
     await this.flush()
   }
+}
+
+/** Adds `batch`'s counts and sketches into `into` (its entries are taken over, not copied). */
+function addInto(into: Map<string, Pending>, batch: Map<string, Pending>): void {
+  for (const [key, p] of batch) {
+    const now = into.get(key)
+    if (now === undefined) into.set(key, p)
+    else {
+      now.visits += p.visits
+      mergeSketch(now.sketch, p.sketch)
+    }
+  }
+}
+
+/** Several batches as one, leaving each as it was (a batch may be tried again). */
+function merged(batches: Map<string, Pending>[]): Map<string, Pending> {
+  const all = new Map<string, Pending>()
+  for (const batch of batches) for (const [key, p] of batch) {
+    const now = all.get(key)
+    if (now === undefined) all.set(key, { ...p, sketch: new Uint8Array(p.sketch) })
+    else {
+      now.visits += p.visits
+      mergeSketch(now.sketch, p.sketch)
+    }
+  }
+  return all
 }
 
 function rowsOf(batch: Map<string, Pending>): VariantBatch {

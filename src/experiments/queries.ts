@@ -85,37 +85,50 @@ export interface VariantBatch {
 }
 
 /**
- * Adds a flush's visits and merges its sketches, in one transaction; rows of links without an
- * experiment (any more) are left out. The upsert's row locks order concurrent flushes, as for visit_days.
+ * Adds a flush's visits and merges its sketches, in one transaction, once: `ids` name the batches
+ * it carries and are recorded in visit_flushes (beside the visit flushes' own, swept with them)
+ * in the same transaction; `rowsFor` gets those recorded now (an id already there was written by
+ * an attempt whose COMMIT we did not hear back from). `committing` is called once every statement
+ * is done. Rows of links without an experiment (any more) are left out. The upsert's row locks
+ * order concurrent flushes, as for visit_days.
  */
-export function writeVariantVisits(sql: Sql, b: VariantBatch): Promise<void> {
+export function writeVariantVisits(sql: Sql, ids: string[], rowsFor: (recorded: ReadonlySet<string>) => VariantBatch, committing: () => void): Promise<void> {
   return sql.begin(async (tx) => {
-    const touched = await tx<{ code: string; day: string; variant: number; sketch: Buffer | null }[]>`
-      insert into experiment_days as d (code, day, variant, visits)
-      select v.code, v.day, v.variant, v.n
-      from unnest(${b.codes}::text[], ${b.days}::date[], ${b.variants}::smallint[], ${b.visits}::int[]) as v(code, day, variant, n)
-      join link_experiments e on e.code = v.code and v.day >= e.started_on
-      order by v.code, v.day, v.variant
-      on conflict (code, day, variant) do update set visits = d.visits + excluded.visits
-      returning d.code, d.day::text as day, d.variant, d.sketch`
-    const stored = new Map(touched.map((r) => [`${r.code} ${r.day} ${r.variant}`, r.sketch]))
-    const changed: Pick<VariantBatch, 'codes' | 'days' | 'variants' | 'sketches'> = { codes: [], days: [], variants: [], sketches: [] }
-    b.codes.forEach((code, i) => {
-      const key = `${code} ${b.days[i]} ${b.variants[i]}`
-      if (!stored.has(key)) return
-      const into = new Uint8Array(stored.get(key) ?? emptySketch())
-      if (!mergeSketch(into, Buffer.from(b.sketches[i]!, 'hex'))) return
-      changed.codes.push(code)
-      changed.days.push(b.days[i]!)
-      changed.variants.push(b.variants[i]!)
-      changed.sketches.push(Buffer.from(into).toString('hex'))
-    })
-    if (changed.codes.length === 0) return
-    await tx`
-      update experiment_days d set sketch = decode(v.sketch, 'hex')
-      from unnest(${changed.codes}::text[], ${changed.days}::date[], ${changed.variants}::smallint[], ${changed.sketches}::text[]) as v(code, day, variant, sketch)
-      where d.code = v.code and d.day = v.day and d.variant = v.variant`
+    const recorded = await tx<{ id: string }[]>`
+      insert into visit_flushes (id) select unnest(${ids}::uuid[]) on conflict do nothing returning id::text as id`
+    await writeVariantRows(tx, rowsFor(new Set(recorded.map((r) => r.id))))
+    committing()
   })
+}
+
+/** A flush's rows (VariantBatch), each (code, day, variant) once. */
+async function writeVariantRows(tx: Tx, b: VariantBatch): Promise<void> {
+  if (b.codes.length === 0) return
+  const touched = await tx<{ code: string; day: string; variant: number; sketch: Buffer | null }[]>`
+    insert into experiment_days as d (code, day, variant, visits)
+    select v.code, v.day, v.variant, v.n
+    from unnest(${b.codes}::text[], ${b.days}::date[], ${b.variants}::smallint[], ${b.visits}::int[]) as v(code, day, variant, n)
+    join link_experiments e on e.code = v.code and v.day >= e.started_on
+    order by v.code, v.day, v.variant
+    on conflict (code, day, variant) do update set visits = d.visits + excluded.visits
+    returning d.code, d.day::text as day, d.variant, d.sketch`
+  const stored = new Map(touched.map((r) => [`${r.code} ${r.day} ${r.variant}`, r.sketch]))
+  const changed: Pick<VariantBatch, 'codes' | 'days' | 'variants' | 'sketches'> = { codes: [], days: [], variants: [], sketches: [] }
+  b.codes.forEach((code, i) => {
+    const key = `${code} ${b.days[i]} ${b.variants[i]}`
+    if (!stored.has(key)) return
+    const into = new Uint8Array(stored.get(key) ?? emptySketch())
+    if (!mergeSketch(into, Buffer.from(b.sketches[i]!, 'hex'))) return
+    changed.codes.push(code)
+    changed.days.push(b.days[i]!)
+    changed.variants.push(b.variants[i]!)
+    changed.sketches.push(Buffer.from(into).toString('hex'))
+  })
+  if (changed.codes.length === 0) return
+  await tx`
+    update experiment_days d set sketch = decode(v.sketch, 'hex')
+    from unnest(${changed.codes}::text[], ${changed.days}::date[], ${changed.variants}::smallint[], ${changed.sketches}::text[]) as v(code, day, variant, sketch)
+    where d.code = v.code and d.day = v.day and d.variant = v.variant`
 }
 
 /**

@@ -8,7 +8,7 @@ import { assertAccessible, browserAvailable, launchBrowser, screenshot, signedIn
 import { serverSuite } from '../helpers/server.js'
 
 if (browserAvailable()) {
-  const test = serverSuite<{ browser: Browser; page: Page; user: User; problems: string[] }>('split test in Chromium', { VISIT_FLUSH_MS: '60000' })
+  const test = serverSuite<{ browser: Browser; page: Page; user: User; problems: string[]; code: string }>('split test in Chromium', { VISIT_FLUSH_MS: '60000' })
   test.before(async (ctx) => {
     ctx.browser = await launchBrowser()
     ctx.user = await newUser(ctx.srv.url)
@@ -44,9 +44,10 @@ if (browserAvailable()) {
     assert.equal(problems, [])
   })
 
-  test('the link page shows each variant\'s results, the winner in plain words, and the snippet', async ({ srv, page, user, problems }) => {
+  test('the link page shows each variant\'s results, the winner in plain words, and the snippet', async (ctx) => {
+    const { srv, page, user, problems } = ctx
     const res = await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://example.com/', variants: [{ url: 'https://example.com/a', weight: 50 }, { url: 'https://example.com/b', weight: 50 }], conversions: true } })
-    const code = res.body.code
+    const code = (ctx.code = res.body.code)
     for (let i = 0; i < 300; i++) {
       const ip = `10.37.${i >> 8}.${i & 255}`
       const r = await call(srv.url, 'GET', `/r/${code}`, { ip, headers: { 'user-agent': `Mozilla/5.0 (X11; Linux x86_64) Chrome/125.0.0.0 Safari/537.36 visitor/${i}` } })
@@ -63,6 +64,38 @@ if (browserAvailable()) {
     await assertAccessible(page, 'the link page with a split test')
     await screenshot(page, 'split-test-results')
     assert.equal(problems, [])
+  })
+
+  test('the split test in German and in Arabic: the form\'s shares and the verdict in the language, Arabic right to left', async ({ srv, browser, user, code }) => {
+    const words = {
+      de: { summary: 'A/B-Test', share: /^75\s%\sder Besucher$/, title: 'A/B-Test der letzten 30 Tage', verdict: /^Variante 2 konvertiert am besten/ },
+      ar: { summary: 'اختبار', share: /من الزوار$/, title: /^اختبار/, verdict: /^البديل .+ يحقق أعلى معدل تحويل/ },
+    }
+    for (const lang of ['de', 'ar'] as const) {
+      for (const width of [1280, 360]) {
+        const page = await (await signedInContext(browser, user.token, { locale: lang === 'de' ? 'de-DE' : 'ar-EG', viewport: { width, height: 900 } })).newPage()
+        const problems: string[] = []
+        page.on('pageerror', (e) => problems.push(e.message))
+        await page.goto(`${srv.url}/app/links/new`)
+        await page.locator('summary', { hasText: words[lang].summary }).click()
+        const weights = page.locator('[name=variant_weight]')
+        await page.locator('[name=variant_url]').nth(0).fill('https://example.com/a')
+        await page.locator('[name=variant_url]').nth(1).fill('https://example.com/b')
+        await weights.nth(0).fill('30')
+        await weights.nth(1).fill('10')
+        await page.locator('output.share', { hasText: words[lang].share }).first().waitFor()
+        assert.is(await page.locator('html').getAttribute('dir'), lang === 'ar' ? 'rtl' : 'ltr')
+        await assertAccessible(page, `the link form with a split test (${lang})`)
+        await screenshot(page, `split-test-form-${lang}-${width}`)
+        await page.goto(`${srv.url}/app/links/${code}`)
+        await page.getByRole('heading', { name: words[lang].title }).waitFor()
+        await page.getByText(words[lang].verdict).waitFor()
+        await assertAccessible(page, `the link page with a split test (${lang})`)
+        await screenshot(page, `split-test-results-${lang}-${width}`)
+        assert.equal(problems, [])
+        await page.context().close()
+      }
+    }
   })
 
   test.run()

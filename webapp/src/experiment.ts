@@ -100,7 +100,7 @@ export function experimentPanel(link: Link, stats: Stats, baseUrl: string): Node
     { class: 'panel', 'aria-labelledby': 'experiment' },
     h('h2', { id: 'experiment' }, t('experiment.title')),
     h('p', { class: stats.experiment.confident ? 'ok' : '' }, verdict(stats)),
-    h('table', { class: 'variants' }, h('thead', {}, head), h('tbody', {}, ...stats.variants.map(row))),
+    h('div', { class: 'scroll' }, h('table', { class: 'variants' }, h('thead', {}, head), h('tbody', {}, ...stats.variants.map(row)))),
     link.conversions
       ? h('div', {}, h('p', { class: 'hint' }, t('experiment.snippetHint')), h('pre', { dir: 'ltr' }, h('code', {}, snippet)), copyButton(snippet, t('experiment.copySnippet')))
       : null,
