@@ -32,6 +32,7 @@ import { createLink, createLinks, getLink, getLinks, getTags, patchLink, removeL
 import { getDeliveries, getWebhook, getWebhooks, patchWebhook, postRetry, postWebhook, removeWebhook, testWebhook } from './webhooks/routes.js'
 import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
+import { convert } from './experiments/conversions.js'
 import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
 import { clientKey } from './ratelimit/client-ip.js'
@@ -89,6 +90,9 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('POST', '/api/v1/webhooks/:id/test', keyed(authed(testWebhook)))
     .add('GET', '/api/v1/webhooks/:id/deliveries', authed(getDeliveries))
     .add('POST', '/api/v1/webhooks/:id/deliveries/:delivery/retry', keyed(authed(postRetry)))
+    // A destination page's conversion (experiments/conversions.ts): GET for an <img>, POST for a beacon.
+    .add('GET', '/c/:id', open(convert))
+    .add('POST', '/c/:id', open(convert))
     .add('POST', '/api/v1/reports', { handler: createReport, auth: false, body: 'json', rateLimited: false })
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
     // What an instance publishes about itself, and a person's own export.

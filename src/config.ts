@@ -40,6 +40,8 @@ export interface Config {
   visitStats: boolean
   /** how many days of per-day statistics are kept */
   statsRetentionDays: number
+  /** how many days after its visit a click id may still report a conversion (at most 365: click-id.ts) */
+  conversionWindowDays: number
   /** the country database (MMDB file) of the statistics: undefined for the bundled one, or "off" */
   geoDb: string | undefined
   /** the argon2id cost of new password hashes */
@@ -165,6 +167,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     visitFlushMs: int(env, 'VISIT_FLUSH_MS', 1_000, 10, 60_000),
     visitStats: oneOf(env, 'VISIT_STATS', ['on', 'off'] as const, 'on') === 'on',
     statsRetentionDays: int(env, 'STATS_RETENTION_DAYS', 400, 1, 36_500),
+    conversionWindowDays: int(env, 'CONVERSION_WINDOW_DAYS', 30, 1, 365),
     geoDb: nonEmpty(env.GEO_DB),
     argon2: Object.freeze({
       memoryKiB: int(env, 'ARGON2_MEMORY_KIB', 19_456, ARGON2_BOUNDS.memoryKiB.min, ARGON2_BOUNDS.memoryKiB.max),

@@ -18,9 +18,15 @@ import { findLinkPassword } from './queries.js'
 import { noteFailedLinkPassword, takeUnlockAttempt } from '../ratelimit/password-limits.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { ruleTarget } from './rules.js'
+import { clientKeyOf } from '../address.js'
+import { DAY_MS } from '../stats/visit-tally.js'
+import { isBot } from '../stats/bots.js'
+import { Memo } from '../stats/memo.js'
+import { newClickId, withClickId } from '../experiments/click-id.js'
+import { pickVariant, visitorHash, type CachedExperiment } from '../experiments/variants.js'
 
-/** What the redirect may touch: the cache, the batched look-up, the caps, the counters and the time budget; for a browser's page, the database and the base URL. */
-type Uses = 'cache' | 'locations' | 'caps' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl' | 'countryOf'
+/** What the redirect may touch: the cache, the batched look-up, the caps, the counters (of variants too) and the time budget; for a browser's page, the database and the base URL. */
+type Uses = 'cache' | 'locations' | 'caps' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl' | 'countryOf' | 'experiments'
 type RedirectDeps = Pick<Deps, Uses>
 
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
@@ -119,8 +125,8 @@ type Known = Answer
 
 /** What the cache keeps of a target: its Location (with its start and expiry), Guarded, DISABLED, EXHAUSTED, or undefined (unknown). */
 const cachedOf = (target: Target | undefined): Stored | undefined =>
-  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked || target.card !== undefined || target.rules !== undefined
-    ? new Guarded(target.location, target.capped, target.locked, target.card, target.rules)
+  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked || target.card !== undefined || target.rules !== undefined || target.experiment !== undefined
+    ? new Guarded(target.location, target.capped, target.locked, target.card, target.rules, target.experiment)
     : target.location
 
 /** The decision now, by the one order of link-state.ts (as the cache decides what it holds). */
@@ -180,13 +186,38 @@ function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, locati
 }
 
 /**
- * Where a Guarded link sends this visitor: the first matching rule's target (rules.ts), from
- * memory, or the link's Location. The country is looked up only when a rule asks for it.
+ * The first matching rule's target (rules.ts), from memory, or undefined. The country is looked
+ * up only when a rule asks for it.
  */
-function chosen(deps: RedirectDeps, req: IncomingMessage, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined): string {
-  if (link.rules === undefined) return link.location
+function ruled(deps: RedirectDeps, req: IncomingMessage, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined): string | undefined {
+  if (link.rules === undefined) return undefined
   const country = () => deps.countryOf(clientAddress(req.socket.remoteAddress, forwardedFor, deps.config.trustProxy))
-  return ruleTarget(link.rules, { userAgent, acceptLanguage: language, country }) ?? link.location
+  return ruleTarget(link.rules, { userAgent, acceptLanguage: language, country })
+}
+
+// Bots (as the statistics count them) are sent on like people but not counted for a variant: a
+// crawler's visits would dilute every rate. A busy link sees few distinct agents: remembered.
+const bots = new Memo<boolean>(1000)
+const isBotAgent = (userAgent: string | undefined): boolean => userAgent === undefined || bots.get(userAgent, isBot)
+
+/**
+ * The variant of this visit (experiments/variants.ts), from memory: chosen by the visitor's hash
+ * of the day, with a fresh click id when conversions are on, and counted (`count`) once the
+ * redirect is sure, unless a bot made it.
+ */
+function variantOf(deps: RedirectDeps, req: IncomingMessage, code: string, experiment: CachedExperiment, userAgent: string | undefined, forwardedFor: string | undefined): { location: string; count(): void } {
+  const { experiments } = deps
+  const dayNumber = Math.floor(Date.now() / DAY_MS)
+  const who = clientKeyOf(clientAddress(req.socket.remoteAddress, forwardedFor, deps.config.trustProxy))
+  const hash = visitorHash(experiments.secret, dayNumber, code, who)
+  const variant = pickVariant(experiment.bounds, hash)
+  const target = experiment.locations[variant]!
+  return {
+    location: experiment.conversions ? withClickId(target, newClickId(experiments.secret, code, variant, dayNumber)) : target,
+    count: () => {
+      if (!isBotAgent(userAgent)) experiments.record(code, variant, dayNumber, hash)
+    },
+  }
 }
 
 /** A password link's question, asked before anything else of the link is known to the visitor. */
@@ -194,15 +225,28 @@ const ASK = Symbol('ask')
 
 /**
  * What a Guarded link gives this request, in one order for both paths: a preview fetcher its card
- * (never for a password link), a password link the question, any other the place its rules choose,
- * after its cap when it has one.
+ * (never for a password link), a password link the question, any other the place its rules or
+ * its variants choose, after its cap when it has one.
  */
 function pastGuard(deps: RedirectDeps, req: IncomingMessage, code: string, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined):
   { card: Reply } | typeof ASK | string | Promise<string | typeof EXHAUSTED> {
   if (link.card !== undefined && !link.locked && req.method !== 'POST' && isPreviewFetcher(userAgent)) return { card: cardReply(req, deps.baseUrl, code, link.location, link.card) }
   if (link.locked) return ASK
-  const location = chosen(deps, req, link, userAgent, language, forwardedFor)
-  return link.capped ? afterCap(deps, req, code, location) : location
+  const rule = ruled(deps, req, link, userAgent, language, forwardedFor)
+  // A matching rule wins over variants; a HEAD is not a visit and gets the link's own url.
+  if (rule !== undefined || link.experiment === undefined || req.method === 'HEAD') {
+    const location = rule ?? link.location
+    return link.capped ? afterCap(deps, req, code, location) : location
+  }
+  const variant = variantOf(deps, req, code, link.experiment, userAgent, forwardedFor)
+  if (!link.capped) {
+    variant.count()
+    return variant.location
+  }
+  return afterCap(deps, req, code, variant.location).then((location) => {
+    if (location !== EXHAUSTED) variant.count()
+    return location
+  })
 }
 
 /**
@@ -332,7 +376,7 @@ export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<
     throw err
   }
   const stored = await findLinkPassword(ctx.deps.sql, code)
-  const unlocked = new Guarded(known.location, known.capped, false, undefined, known.rules)
+  const unlocked = new Guarded(known.location, known.capped, false, undefined, known.rules, known.experiment)
   // Removed meanwhile (the change is on its way to the cache): the link is open.
   if (stored === undefined) return replyFor(ctx, code, unlocked)
   const verdict = await ctx.deadline.excluding(ctx.deps.passwords.verify(password, stored, requester(ctx, `link ${code}`)))

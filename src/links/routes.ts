@@ -10,6 +10,8 @@ import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import type { Rule } from './rules.js'
 import { parseLinkChange, parseLinkCreate, tagProblem, toLocation, type LinkInput } from './validate.js'
+import { writeExperiment, type Experiment, type ExperimentChange, type StoredVariant } from '../experiments/queries.js'
+import type { Variant } from '../experiments/variants.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
 /** Items of one bulk create: the cap's size, as no account can take more at once. */
@@ -37,7 +39,36 @@ export const presentLink = (baseUrl: string, link: LinkRow) => ({
   description: link.description,
   image_url: link.image_url,
   rules: link.rules ?? [],
+  variants: (link.experiment?.variants ?? []).map((v) => ({ url: v.url, weight: v.weight })),
+  conversions: link.experiment?.conversions ?? false,
+  promote_winner: link.experiment?.promote_winner ?? false,
 })
+
+/** Variants as stored: each url with its Location form and host, computed once, on write. */
+const storedOf = (variants: readonly Variant[]): StoredVariant[] => variants.map((v) => ({ url: v.url, weight: v.weight, location: toLocation(v.url), host: hostOf(v.url) }))
+
+/** The experiment part of a create or PATCH, as experiments/queries.ts writes it; undefined when it asks for none. */
+function experimentChange(variants: readonly Variant[] | undefined, conversions: boolean | undefined, promoteWinner: boolean | undefined): ExperimentChange | undefined {
+  if (variants === undefined && conversions === undefined && promoteWinner === undefined) return undefined
+  return { ...(variants === undefined ? {} : { variants: storedOf(variants) }), ...(conversions === undefined ? {} : { conversions }), ...(promoteWinner === undefined ? {} : { promoteWinner }) }
+}
+
+const withExperiment = (link: LinkRow, e: Experiment | undefined): LinkRow => ({
+  ...link,
+  experiment: e === undefined ? null : { variants: e.variants, conversions: e.conversions, promote_winner: e.promoteWinner },
+})
+
+/**
+ * Variant urls follow the link url's rules: none leads to one of our short links (422 on
+ * "variants[i].url"), none has a blocked host (422 URL_BLOCKED naming each).
+ */
+async function refuseBadVariants(ctx: LinksCtx, variants: readonly Variant[] | undefined): Promise<void> {
+  if (variants === undefined || variants.length === 0) return
+  variants.forEach((v, i) => refuseOwnShortLink(v.url, ctx.deps.baseUrl, `variants[${i}].url`))
+  const blocked = await blockedOf(ctx.deps.sql, variants.map((v) => hostOf(v.url)))
+  const named = variants.map((_, i) => `variants[${i}].url`).filter((_, i) => blocked[i])
+  if (named.length > 0) throw urlBlocked(named)
+}
 
 /** A link's password as stored: argon2id through the KDF pool, on the owner's turn. */
 const hashOf = (ctx: LinksCtx, password: string): Promise<string> =>
@@ -84,6 +115,8 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   refuseOwnShortLink(input.url, baseUrl)
   input.rules.forEach((rule, i) => refuseOwnShortLink(rule.url, baseUrl, `rules[${i}].url`))
   await refuseBlockedImage(ctx, input.imageUrl)
+  await refuseBadVariants(ctx, input.variants)
+  const experiment = input.variants.length > 0 || input.conversions ? experimentChange(input.variants, input.conversions, input.promoteWinner) : undefined
   // A password is hashed before the create's statement: not for a create the cap or the limit refuses.
   if (input.password !== null) {
     const room = await createRoom(sql, session.userId, MAX_LINKS_PER_ACCOUNT, allowanceOf(config))
@@ -91,7 +124,11 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
     if (room !== 'ok') throw rateLimited(room.retryAfterSeconds)
   }
   const passwordHash = input.password === null ? null : await hashOf(ctx, input.password)
-  const result = await ctx.effect((tx) => insertLink(tx, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowanceOf(config)))
+  // The link and its experiment commit together: a redirect never sees one without the other.
+  const result = await ctx.effect(async (tx) => {
+    const created = await insertLink(tx, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowanceOf(config))
+    return typeof created === 'object' && 'code' in created && experiment !== undefined ? withExperiment(created, await writeExperiment(tx, created.code, experiment)) : created
+  })
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked(await blockedFields(ctx, input.url, input.rules))
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
@@ -112,6 +149,9 @@ function refuseLimitsInBulk(input: LinkInput): void {
     ...(input.description === null ? [] : ['description']),
     ...(input.imageUrl === null ? [] : ['image_url']),
     ...(input.rules.length === 0 ? [] : ['rules']),
+    ...(input.variants.length === 0 ? [] : ['variants']),
+    ...(input.conversions ? ['conversions'] : []),
+    ...(input.promoteWinner ? ['promote_winner'] : []),
   ]
   if (fields.length > 0) throw invalidFields(fields.map((field) => ({ field, code: 'INVALID' as const, message: 'is not taken by a bulk create: create the link alone, or PATCH it' })))
 }
@@ -204,15 +244,23 @@ export async function getLink(ctx: LinksCtx): Promise<Reply> {
 
 export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
-  const { url, password, ...rest } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
+  const { url, password, variants, conversions, promoteWinner, ...rest } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
   if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
   rest.rules?.forEach((rule, i) => refuseOwnShortLink(rule.url, ctx.deps.baseUrl, `rules[${i}].url`))
   await refuseBlockedImage(ctx, rest.imageUrl)
+  await refuseBadVariants(ctx, variants)
+  const experiment = experimentChange(variants, conversions, promoteWinner)
   if (typeof password === 'string') await takeLinkPasswordChange(ctx.deps.buckets, session.userId)
   const passwordHash = password === undefined || password === null ? password : await hashOf(ctx, password)
   const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...rest, passwordHash }
-  const link = await updateLink(ctx.deps.sql, session.userId, code, change)
+  // The link row carries its experiment; a change of the experiment commits with the link's.
+  const link = experiment === undefined
+    ? await updateLink(ctx.deps.sql, session.userId, code, change)
+    : await ctx.deps.sql.begin(async (tx) => {
+        const updated = await updateLink(tx, session.userId, code, change)
+        return typeof updated !== 'object' ? updated : withExperiment(updated, await writeExperiment(tx, code, experiment))
+      })
   if (link === 'not-found') throw linkNotFound()
   // An operator's decision stands: the owner may delete the link, not change it.
   if (link === 'disabled') throw linkLocked()

@@ -38,6 +38,12 @@ export interface Link {
   title: string | null
   description: string | null
   image_url: string | null
+  /** a split test's destinations; [] for none */
+  variants: Array<{ url: string; weight: number }>
+  /** redirects carry a click id (ls_cid) for conversions */
+  conversions: boolean
+  /** a clear winner becomes the url */
+  promote_winner: boolean
 }
 
 /** One of the caller's tags, with how many links carry it. */
@@ -75,6 +81,8 @@ export interface Stats {
   browsers: Breakdown
   os: Breakdown
   countries: Breakdown
+  variants: Array<{ url: string; weight: number; visits: number; uniques: number; conversions: number }>
+  experiment: { winner: number | null; p_value: number | null; confident: boolean }
 }
 
 export interface Session {

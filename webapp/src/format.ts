@@ -9,6 +9,8 @@ interface Formats {
   toSecond: Intl.DateTimeFormat
   count: Intl.NumberFormat
   percent: Intl.NumberFormat
+  rate: Intl.NumberFormat
+  probability: Intl.NumberFormat
 }
 
 let formats: Formats | undefined
@@ -25,6 +27,8 @@ function current(): Formats {
       toSecond: new Intl.DateTimeFormat(lang, { dateStyle: 'short', timeStyle: 'medium' }),
       count: new Intl.NumberFormat(lang),
       percent: new Intl.NumberFormat(lang, { style: 'percent', maximumFractionDigits: 0 }),
+      rate: new Intl.NumberFormat(lang, { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 }),
+      probability: new Intl.NumberFormat(lang, { minimumFractionDigits: 3, maximumFractionDigits: 3 }),
     }
   }
   return formats
@@ -37,6 +41,10 @@ export const day = (date: string): string => current().utcDate.format(new Date(`
 export const number = (n: number): string => current().count.format(n)
 /** 0.6 → "60%" (or "60 %", "٦٠٪"...) */
 export const percent = (share: number): string => current().percent.format(share)
+/** 0.1234 → "12.3%", for conversion rates and shares that differ by less than a point. */
+export const rate = (share: number): string => current().rate.format(share)
+/** 0.0421 → "0.042" (a p-value). */
+export const probability = (p: number): string => current().probability.format(p)
 
 /** "2030-01-31T12:00" in local time, for <input type="datetime-local">. */
 export function localInput(iso: string): string {

@@ -2,6 +2,7 @@
 // (password, start, visit cap, preview card) folded under "More options" so the simple case stays simple.
 import { get, patch, post, type Link } from './api.js'
 import { bulkPanel } from './bulk-paste.js'
+import { experimentBody, experimentFields } from './experiment.js'
 import { h } from './dom.js'
 import { field, form, value } from './forms.js'
 import { fromLocalInput, localInput } from './format.js'
@@ -90,10 +91,11 @@ export function createScreen(notice?: string): void {
       field(t('fact.expiry'), 'expires_at', { type: 'datetime-local', hint: t('form.expiryHint') }),
       field(t('form.tags'), 'tags', { hint: t('form.tagsHint'), autocomplete: 'off' }),
       moreOptions(),
+      experimentFields(),
     ],
     t('form.create'),
     async (data) => {
-      const body: Record<string, unknown> = { url: value(data, 'url'), ...options(data) }
+      const body: Record<string, unknown> = { url: value(data, 'url'), ...options(data), ...experimentBody(data) }
       if (value(data, 'code') !== '') body.code = value(data, 'code')
       const expires = fromLocalInput(value(data, 'expires_at'))
       if (expires !== null) body.expires_at = expires
@@ -115,10 +117,11 @@ export async function editScreen(code: string, notice?: string): Promise<void> {
       field(t('fact.expiry'), 'expires_at', { type: 'datetime-local', value: local(link.expires_at), hint: t('form.expiryHint') }),
       field(t('form.tags'), 'tags', { value: link.tags.join(', '), hint: t('form.tagsHint'), autocomplete: 'off' }),
       moreOptions(link),
+      experimentFields(link),
     ],
     t('form.save'),
     async (data) => {
-      await patch<Link>(`/links/${code}`, { url: value(data, 'url'), expires_at: fromLocalInput(value(data, 'expires_at')), ...options(data, link) })
+      await patch<Link>(`/links/${code}`, { url: value(data, 'url'), expires_at: fromLocalInput(value(data, 'expires_at')), ...options(data, link), ...experimentBody(data, link) })
       navigate(`/app/links/${code}`, t('form.saved'), true)
     },
   )

@@ -2,6 +2,7 @@
 // countries), referrers, the statistics as CSV, and its QR code to download.
 import { blob, get, type Link, type Stats } from './api.js'
 import { breakdownChart, dayChart } from './chart.js'
+import { experimentPanel } from './experiment.js'
 import { h } from './dom.js'
 import { number, when } from './format.js'
 import { hostLine } from './hosts.js'
@@ -79,6 +80,7 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
       dayChart(stats.days),
       h('div', { class: 'actions' }, downloadButton(t('visits.csv'), `/links/${code}/stats?format=csv`, `${code}-${stats.from}-${stats.to}.csv`)),
     ),
+    experimentPanel(link, stats, link.short_url.slice(0, -`/r/${code}`.length)),
     h(
       'section',
       { class: 'panel', 'aria-labelledby': 'audience' },
