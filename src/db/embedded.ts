@@ -37,7 +37,7 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
     // A failed start (a damaged directory, say) must not leave the directory locked.
     await rm(socketDir, { recursive: true, force: true })
     await unlock()
-    throw err
+    throw engineError(err, dataDir)
   }
   // PGlite runs one query at a time; one connection keeps transactions from interleaving.
   const sql = postgres({ ...options, path: socketPath, max: 1, user: 'postgres', database: 'postgres' })
