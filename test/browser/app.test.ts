@@ -220,7 +220,7 @@ if (browserAvailable()) {
     const { page } = ctx
     await page.getByRole('link', { name: 'New link' }).first().click()
     await heading(page, 'New link')
-    const more = page.locator('details.more')
+    const more = page.locator('details.more', { hasText: 'More options' })
     assert.is(await more.evaluate((d: { open: boolean }) => d.open), false, 'the options start folded')
     await page.getByLabel('URL').fill('https://example.com/launch-notes')
     await page.getByLabel('Tags').fill('Launch, docs, ,launch')
@@ -301,7 +301,7 @@ if (browserAvailable()) {
     const { page } = ctx
     await page.goto(app(ctx, `links/${ctx.tagged}/edit`))
     await heading(page, `Edit ${ctx.tagged}`)
-    assert.is(await page.locator('details.more').evaluate((d: { open: boolean }) => d.open), true, 'a link with options shows them')
+    assert.is(await page.locator('details.more', { hasText: 'More options' }).evaluate((d: { open: boolean }) => d.open), true, 'a link with options shows them')
     assert.is(await page.getByLabel('New password').inputValue(), '')
     assert.is(await page.getByLabel('Tags').inputValue(), 'Launch, docs')
     assert.is(await page.getByLabel('Visit limit').inputValue(), '3')

@@ -24,10 +24,10 @@ test('misses of one event-loop turn are one query; each caller gets its own answ
   const c = counting(srv.service.db.sql)
   const loader = new LocationLoader(c.sql)
   const results = await Promise.all([a.code, b.code, 'Unkn0wnX', a.code].map((code) => loader.load(code)))
-  const a1 = { location: 'https://a.example/', expiresAt: Infinity, startsAt: 0, capped: false, locked: false, card: undefined, rules: undefined, exhausted: false, disabled: false }
-  assert.equal(results, [a1, { location: 'https://b.example/%C3%A4', expiresAt: Infinity, startsAt: 0, capped: false, locked: false, card: undefined, rules: undefined, exhausted: false, disabled: false }, undefined, a1])
+  const a1 = { location: 'https://a.example/', expiresAt: Infinity, startsAt: 0, capped: false, locked: false, card: undefined, rules: undefined, experiment: undefined, exhausted: false, disabled: false }
+  assert.equal(results, [a1, { location: 'https://b.example/%C3%A4', expiresAt: Infinity, startsAt: 0, capped: false, locked: false, card: undefined, rules: undefined, experiment: undefined, exhausted: false, disabled: false }, undefined, a1])
   assert.is(c.count(), 1)
-  assert.equal(await loader.load(b.code), { location: 'https://b.example/%C3%A4', expiresAt: Infinity, startsAt: 0, capped: false, locked: false, card: undefined, rules: undefined, exhausted: false, disabled: false })
+  assert.equal(await loader.load(b.code), { location: 'https://b.example/%C3%A4', expiresAt: Infinity, startsAt: 0, capped: false, locked: false, card: undefined, rules: undefined, experiment: undefined, exhausted: false, disabled: false })
   assert.is(c.count(), 2, 'a later turn is a new query')
 })
 
@@ -43,6 +43,7 @@ test('an expiring link comes with its expiry, to the millisecond', async ({ srv 
     locked: false,
     card: undefined,
     rules: undefined,
+    experiment: undefined,
     exhausted: false,
     disabled: false,
   })
@@ -104,7 +105,7 @@ test('a read that meets a killed connection is sent once more; a refusal is not'
     return { sql, calls: () => calls }
   }
   const killed = failing('CONNECTION_CLOSED', 1)
-  assert.equal(await new LocationLoader(killed.sql).load(a.code), { location: 'https://a.example/', expiresAt: Infinity, startsAt: 0, capped: false, locked: false, card: undefined, rules: undefined, exhausted: false, disabled: false })
+  assert.equal(await new LocationLoader(killed.sql).load(a.code), { location: 'https://a.example/', expiresAt: Infinity, startsAt: 0, capped: false, locked: false, card: undefined, rules: undefined, experiment: undefined, exhausted: false, disabled: false })
   assert.is(killed.calls(), 2)
   const twice = failing('57P01', 2)
   assert.is(await new LocationLoader(twice.sql).load(a.code).then(() => 'read', (err: { code: string }) => err.code), '57P01', 'once more only')
