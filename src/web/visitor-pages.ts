@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { domainToUnicode } from 'node:url'
 
-export type StoppedKind = 'unknown' | 'expired' | 'exhausted' | 'disabled' | 'suspended' | 'blocked'
+export type StoppedKind = 'unknown' | 'expired' | 'exhausted' | 'disabled' | 'suspended' | 'blocked' | 'flagged'
 
 const STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--surface:#fff;--text:#14171f;--muted:#555e6e;--border:#d5d9e0;--accent:#1d4ed8;--accent-text:#fff;--warn:#b42318;--warn-soft:#fdecea}
@@ -81,6 +81,7 @@ const WHAT: Record<StoppedKind, { status: 404 | 410; title: string; text: string
   disabled: { status: 410, title: 'This short link has been disabled', text: 'The operator of this service has stopped it, usually because it was used for abuse. It no longer leads anywhere.', warn: true },
   suspended: { status: 410, title: 'This short link is suspended', text: 'Several people reported it as abuse. It is stopped until the operator of this service has looked at it.', warn: true },
   blocked: { status: 410, title: 'This short link leads to a dangerous site', text: 'Its destination is listed as phishing or malware on a block list this service follows, so it is not shown here and the link does not lead there. Do not look for it elsewhere.', warn: true },
+  flagged: { status: 410, title: 'This short link leads to a dangerous site', text: 'A check of where it leads found that it now redirects to a site on a block list this service follows, so the link is stopped. Do not look for it elsewhere.', warn: true },
 }
 
 /** The page for a code that does not redirect, with the status it goes with (the same as the JSON's). */
