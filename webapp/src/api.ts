@@ -37,6 +37,17 @@ export interface Link {
   title: string | null
   description: string | null
   image_url: string | null
+  /** what the last check of its destination found */
+  health: Health
+}
+
+export const HEALTH_STATUSES = ['ok', 'broken', 'unreachable', 'flagged', 'unchecked'] as const
+export interface Health {
+  status: (typeof HEALTH_STATUSES)[number]
+  checked_at: string | null
+  http_status: number | null
+  final_url: string | null
+  detail: string | null
 }
 
 /** One of the caller's tags, with how many links carry it. */
@@ -84,7 +95,7 @@ export interface Session {
   current: boolean
 }
 
-export const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired', 'link.disabled', 'link.enabled', 'link.clicked'] as const
+export const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired', 'link.disabled', 'link.enabled', 'link.clicked', 'link.unhealthy', 'link.healthy'] as const
 
 export interface Webhook {
   id: string

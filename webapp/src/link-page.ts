@@ -1,9 +1,10 @@
 // One link: its facts (limits, password, tags and preview card included), visits per day (humans and bots), who visits (devices, browsers, OS,
 // countries), referrers, the statistics as CSV, and its QR code to download.
-import { blob, get, type Link, type Stats } from './api.js'
+import { act, blob, get, type Link, type Stats } from './api.js'
 import { breakdownChart, dayChart } from './chart.js'
 import { h } from './dom.js'
 import { counted, number, when } from './format.js'
+import { healthLine } from './health-badge.js'
 import { hostLine } from './hosts.js'
 import { loading, screen } from './layout.js'
 import { deleteButton, expiry, notStarted, stopped, tagChips, visitsLeft } from './links-screen.js'
@@ -29,6 +30,23 @@ function previewCard(link: Link): HTMLElement {
   if (link.title === null && link.description === null && link.image_url === null) return h('p', { class: 'muted' }, 'No preview card: chat apps and social sites show what they find at the target.')
   const row = (name: string, text: string | null) => h('div', {}, h('dt', {}, name), h('dd', {}, text ?? 'None'))
   return h('section', { class: 'card', 'aria-labelledby': 'card' }, h('h3', { id: 'card' }, 'Preview card'), h('dl', {}, row('Title', link.title), row('Description', link.description), row('Image', link.image_url)))
+}
+
+/** Asks for a check now and shows the page again with what it found. */
+function checkButton(code: string): HTMLButtonElement {
+  const button = h('button', { type: 'button' }, 'Check now')
+  button.addEventListener('click', async () => {
+    button.disabled = true
+    button.textContent = 'Checking…'
+    try {
+      await act('POST', `/links/${code}/check`)
+      await linkScreen(code, 'Checked its destination.')
+    } finally {
+      button.disabled = false
+      button.textContent = 'Check now'
+    }
+  })
+  return button
 }
 
 // The QR image is fetched with the token (an <img src> cannot send one) and shown from a blob:
@@ -60,6 +78,7 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
         h('div', {}, h('dt', {}, 'Starts'), h('dd', {}, link.starts_at === null ? 'At once' : notStarted(link) ? when(link.starts_at) : `Started ${when(link.starts_at)}`)),
         h('div', {}, h('dt', {}, 'Visit limit'), h('dd', { class: link.visits_left === 0 ? 'warn' : '' }, link.max_visits === null ? 'None' : visitsLeft(link))),
         h('div', {}, h('dt', {}, 'Password'), h('dd', {}, link.password_protected ? 'Required: visitors type it first' : 'None')),
+        h('div', {}, h('dt', {}, 'Health'), h('dd', {}, healthLine(link.health))),
       ),
       tagChips(link),
       previewCard(link),
@@ -67,6 +86,7 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
         'div',
         { class: 'actions' },
         link.disabled ? null : h('a', { class: 'button', href: `/app/links/${code}/edit`, 'data-nav': true }, 'Edit'),
+        checkButton(code),
         deleteButton(link, () => navigate('/app/links', `Deleted ${code}.`, true)),
       ),
     ),

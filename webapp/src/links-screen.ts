@@ -1,20 +1,22 @@
 // The links list: a filter by tag and by text (kept in the address, so a reload keeps it), then
 // each link's short URL with a copy button, target, tags, visits with a 30-day sparkline,
 // created and expiry, its limits, and its actions.
-import { act, get, type Link, type Stats, type Tag } from './api.js'
+import { act, get, HEALTH_STATUSES, type Link, type Stats, type Tag } from './api.js'
 import { sparkline } from './chart.js'
 import { announce, h } from './dom.js'
 import { expired, number, when } from './format.js'
+import { HEALTH_LABELS, healthBadge } from './health-badge.js'
 import { hostLine } from './hosts.js'
 import { loading, screen } from './layout.js'
 import { navigate } from './router.js'
 import { confirmDialog, copyButton, downloadButton } from './widgets.js'
 
 /** The list's address for a filter; empty parts are left out. */
-export function listPath(tag: string, q: string): string {
+export function listPath(tag: string, q: string, health = ''): string {
   const query = new URLSearchParams()
   if (tag !== '') query.set('tag', tag)
   if (q !== '') query.set('q', q)
+  if (health !== '') query.set('health', health)
   return query.toString() === '' ? '/app/links' : `/app/links?${query}`
 }
 
@@ -23,11 +25,12 @@ export async function linksScreen(notice?: string): Promise<void> {
   const params = new URLSearchParams(location.search)
   const tag = params.get('tag') ?? ''
   const q = params.get('q') ?? ''
+  const health = (HEALTH_STATUSES as readonly string[]).includes(params.get('health') ?? '') ? params.get('health')! : ''
   // The API's filter takes the same query as the app's address.
-  const query = listPath(tag, q).replace('/app/links', '')
+  const query = listPath(tag, q, health).replace('/app/links', '')
   const [{ links }, { tags }] = await Promise.all([get<{ links: Link[] }>(`/links${query}`), get<{ tags: Tag[] }>('/tags')])
   const newLink = h('a', { class: 'button primary', href: '/app/links/new', 'data-nav': true }, 'New link')
-  const filtered = tag !== '' || q !== ''
+  const filtered = tag !== '' || q !== '' || health !== ''
   if (links.length === 0 && !filtered) {
     screen('Your links', notice, h('div', { class: 'empty' }, h('p', {}, 'You have no links yet.'), newLink))
     return
@@ -37,7 +40,7 @@ export async function linksScreen(notice?: string): Promise<void> {
   screen(
     'Your links',
     notice,
-    filterForm(tags, tag, q),
+    filterForm(tags, tag, q, health),
     h('p', { class: 'toolbar' }, h('span', { class: 'muted' }, count), h('span', { class: 'actions' }, csv, newLink)),
     links.length === 0
       ? h('div', { class: 'empty' }, h('p', {}, 'No link matches this filter.'), h('a', { href: '/app/links', 'data-nav': true }, 'Show all links'))
@@ -45,8 +48,8 @@ export async function linksScreen(notice?: string): Promise<void> {
   )
 }
 
-/** A tag (from GET /tags, with counts) and a search; applying it changes the address. */
-function filterForm(tags: Tag[], tag: string, q: string): HTMLFormElement {
+/** A tag (from GET /tags, with counts), a search and a health; applying it changes the address. */
+function filterForm(tags: Tag[], tag: string, q: string, health: string): HTMLFormElement {
   const select = h(
     'select',
     { id: 'filter-tag', name: 'tag' },
@@ -56,16 +59,23 @@ function filterForm(tags: Tag[], tag: string, q: string): HTMLFormElement {
   // A tag from an old address that no link carries any more still shows as chosen.
   if (tag !== '' && select.value === '') select.append(h('option', { value: tag, selected: true }, `${tag} (0)`))
   const search = h('input', { id: 'filter-q', name: 'q', type: 'search', value: q, placeholder: 'Part of a URL, code or title' })
+  const healthSelect = h(
+    'select',
+    { id: 'filter-health', name: 'health' },
+    h('option', { value: '' }, 'Any health'),
+    ...HEALTH_STATUSES.map((s) => h('option', { value: s, selected: s === health }, HEALTH_LABELS[s])),
+  )
   const el = h(
     'form',
     { class: 'filter', role: 'search', 'aria-label': 'Filter links' },
     h('div', { class: 'field' }, h('label', { for: select.id }, 'Tag'), select),
     h('div', { class: 'field' }, h('label', { for: search.id }, 'Search'), search),
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Filter'), tag !== '' || q !== '' ? h('a', { href: '/app/links', 'data-nav': true }, 'Clear') : null),
+    h('div', { class: 'field' }, h('label', { for: healthSelect.id }, 'Health'), healthSelect),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Filter'), tag !== '' || q !== '' || health !== '' ? h('a', { href: '/app/links', 'data-nav': true }, 'Clear') : null),
   )
   el.addEventListener('submit', (ev) => {
     ev.preventDefault()
-    navigate(listPath(select.value, search.value.trim()))
+    navigate(listPath(select.value, search.value.trim(), healthSelect.value))
   })
   return el
 }
@@ -85,7 +95,7 @@ export const notStarted = (link: Link): boolean => link.starts_at !== null && Da
 
 export const expiry = (link: Link): string =>
   link.disabled
-    ? 'Disabled by the operator'
+    ? link.health.status === 'flagged' ? 'Stopped: it leads to a blocked site' : 'Disabled by the operator'
     : link.expires_at === null
       ? 'Never expires'
       : `${expired(link.expires_at) ? 'Expired' : 'Expires'} ${when(link.expires_at)}`
@@ -127,6 +137,7 @@ function linkItem(link: Link): HTMLLIElement {
       h('div', {}, h('dt', {}, 'Visits'), h('dd', {}, number(link.visits), spark)),
       h('div', {}, h('dt', {}, 'Created'), h('dd', {}, when(link.created_at))),
       h('div', {}, h('dt', {}, 'Expiry'), h('dd', { class: stopped(link) ? 'warn' : '' }, expiry(link))),
+      h('div', {}, h('dt', {}, 'Health'), h('dd', {}, healthBadge(link.health))),
       notStarted(link) ? h('div', {}, h('dt', {}, 'Starts'), h('dd', {}, when(link.starts_at!))) : null,
       link.max_visits === null ? null : h('div', {}, h('dt', {}, 'Visit limit'), h('dd', { class: link.visits_left === 0 ? 'warn' : '' }, visitsLeft(link))),
       link.password_protected ? h('div', {}, h('dt', {}, 'Password'), h('dd', {}, 'Required')) : null,

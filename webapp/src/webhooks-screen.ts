@@ -18,6 +18,8 @@ const EVENT_TEXT: Record<string, string> = {
   'link.disabled': 'the operator stops it',
   'link.enabled': 'the operator lets it go again',
   'link.clicked': 'visits counted: one event per link per flush, with the count',
+  'link.unhealthy': 'a check finds its destination broken, unreachable or leading to a blocked site',
+  'link.healthy': 'a check finds its destination reachable again',
 }
 
 export async function webhooksScreen(notice?: string): Promise<void> {
