@@ -1,6 +1,8 @@
 // Builds the web app (webapp/) into OUT (default dist/app): tsc compiles it to ES modules, and each
 // module, the stylesheet and the icon get their content's hash in their names, so they can be
 // cached for a year (static-files.ts); index.html names them and is the one file never cached.
+// Each language's words (the "app" section of locales/{tag}.json) become a file of their own,
+// listed in index.html's <meta name="catalogues">: the app fetches only the one it speaks.
 // Usage: node scripts/build-app.mjs [out-dir]
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -10,6 +12,7 @@ import { join, resolve } from 'node:path'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const SRC = join(ROOT, 'webapp')
+const LOCALES = join(ROOT, 'locales')
 const OUT = resolve(process.argv[2] ?? join(ROOT, 'dist/app'))
 const ASSETS = join(OUT, 'assets')
 const IMPORT = /(from\s*|import\s*\(?\s*)'\.\/([\w-]+)\.js'/g
@@ -46,13 +49,23 @@ try {
   const css = readFileSync(join(SRC, 'styles.css'), 'utf8')
   const cssFile = emit(hashed('styles', '.css', css), css)
 
+  const catalogues = {}
+  for (const file of readdirSync(LOCALES).filter((f) => f.endsWith('.json')).sort()) {
+    const tag = file.slice(0, -5).toLowerCase()
+    const { language, app } = JSON.parse(readFileSync(join(LOCALES, file), 'utf8'))
+    const text = JSON.stringify(app)
+    catalogues[tag] = { name: language.name, dir: language.dir, href: `/app/assets/${emit(hashed(`messages-${tag}`, '.json', text), text)}` }
+  }
+  const attribute = JSON.stringify(catalogues).replace(/&/g, '&amp;').replace(/"/g, '&quot;')
+
   const html = readFileSync(join(SRC, 'index.html'), 'utf8')
+    .replace('{{catalogues}}', attribute)
     .replace('{{icon}}', `/app/assets/${iconFile}`)
     .replace('{{styles}}', `/app/assets/${cssFile}`)
     .replace('{{preload}}', modules.filter((m) => m !== main).map((m) => `<link rel="modulepreload" href="/app/assets/${m}">`).join('\n    '))
     .replace('{{main}}', `/app/assets/${main}`)
   writeFileSync(join(OUT, 'index.html'), html)
-  console.log(`webapp: ${modules.length} modules, ${cssFile}, index.html → ${OUT}`)
+  console.log(`webapp: ${modules.length} modules, ${cssFile}, ${Object.keys(catalogues).length} catalogues, index.html → ${OUT}`)
 } finally {
   rmSync(compiled, { recursive: true, force: true })
 }

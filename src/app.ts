@@ -33,6 +33,7 @@ import { getDeliveries, getWebhook, getWebhooks, patchWebhook, postRetry, postWe
 import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
 import { postCheck } from './link-checks/routes.js'
+import { convert } from './experiments/conversions.js'
 import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
 import { clientKey } from './ratelimit/client-ip.js'
@@ -40,6 +41,10 @@ import { health } from './health.js'
 import { fingerprintOf, idempotencyKeyOf, KeyedRequest, KeyTaken, replayOf } from './idempotency.js'
 import { Deadline } from './time-limit.js'
 import { deleteMe, getMe, patchMe, register } from './users/routes.js'
+import { getExport } from './users/export.js'
+import { securityTxt } from './web/security-txt.js'
+import { getTransparencyJson, getTransparencyPage } from './transparency/routes.js'
+import { getPublishedBlocklist } from './blocklist/published.js'
 
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
 
@@ -87,8 +92,17 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('POST', '/api/v1/webhooks/:id/test', keyed(authed(testWebhook)))
     .add('GET', '/api/v1/webhooks/:id/deliveries', authed(getDeliveries))
     .add('POST', '/api/v1/webhooks/:id/deliveries/:delivery/retry', keyed(authed(postRetry)))
+    // A destination page's conversion (experiments/conversions.ts): GET for an <img>, POST for a beacon.
+    .add('GET', '/c/:id', open(convert))
+    .add('POST', '/c/:id', open(convert))
     .add('POST', '/api/v1/reports', { handler: createReport, auth: false, body: 'json', rateLimited: false })
     .add('GET', '/api/v1/openapi.json', open(() => openApi))
+    // What an instance publishes about itself, and a person's own export.
+    .add('GET', '/api/v1/users/me/export', authed(getExport))
+    .add('GET', '/.well-known/security.txt', open(securityTxt))
+    .add('GET', '/transparency', open(getTransparencyPage))
+    .add('GET', '/transparency.json', open(getTransparencyJson))
+    .add('GET', '/blocklist.txt', open(getPublishedBlocklist))
   if (deps.config.serveApp) {
     const file = (ctx: Ctx) => deps.appFiles!.reply(ctx.param, ctx.req.headers['if-none-match'], ctx.req.headers['accept-encoding'])
     router

@@ -40,6 +40,8 @@ export interface Config {
   visitStats: boolean
   /** how many days of per-day statistics are kept */
   statsRetentionDays: number
+  /** how many days after its visit a click id may still report a conversion (at most 365: click-id.ts) */
+  conversionWindowDays: number
   /** the country database (MMDB file) of the statistics: undefined for the bundled one, or "off" */
   geoDb: string | undefined
   /** the argon2id cost of new password hashes */
@@ -72,6 +74,7 @@ export interface Config {
   /** open reports from distinct addresses that suspend a link until an operator looks (0: off) */
   reportsSuspendAfter: number
   linkChecks: Readonly<LinkCheckConfig>
+  trust: Readonly<TrustConfig>
 }
 
 export interface LinkCheckConfig {
@@ -83,6 +86,20 @@ export interface LinkCheckConfig {
   perMinute: number
   /** destinations may resolve to loopback, private, link-local or this machine's addresses */
   allowPrivate: boolean
+}
+
+/** What the instance publishes about itself: security.txt, the transparency report, its block list. */
+export interface TrustConfig {
+  /** security.txt's Contact (mailto:, https: or tel:); undefined: no /.well-known/security.txt */
+  securityContact: string | undefined
+  /** security.txt's Policy */
+  securityPolicyUrl: string | undefined
+  /** security.txt's Preferred-Languages, as given ("en, de") */
+  securityLanguages: string
+  /** /transparency and /transparency.json */
+  transparency: boolean
+  /** /blocklist.txt: the operator's own blocks, for other instances to subscribe to */
+  publicBlocklist: boolean
 }
 
 export interface WebhookConfig {
@@ -162,6 +179,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     visitFlushMs: int(env, 'VISIT_FLUSH_MS', 1_000, 10, 60_000),
     visitStats: oneOf(env, 'VISIT_STATS', ['on', 'off'] as const, 'on') === 'on',
     statsRetentionDays: int(env, 'STATS_RETENTION_DAYS', 400, 1, 36_500),
+    conversionWindowDays: int(env, 'CONVERSION_WINDOW_DAYS', 30, 1, 365),
     geoDb: nonEmpty(env.GEO_DB),
     argon2: Object.freeze({
       memoryKiB: int(env, 'ARGON2_MEMORY_KIB', 19_456, ARGON2_BOUNDS.memoryKiB.min, ARGON2_BOUNDS.memoryKiB.max),
@@ -197,6 +215,27 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       perMinute: int(env, 'LINK_CHECKS_PER_MINUTE', 120, 1, 100_000),
       allowPrivate: oneOf(env, 'LINK_CHECK_ALLOW_PRIVATE', ['on', 'off'] as const, 'off') === 'on',
     }),
+    trust: trustConfig(env),
+  })
+}
+
+function trustConfig(env: Env): TrustConfig {
+  const securityContact = nonEmpty(env.SECURITY_CONTACT)
+  // RFC 9116 2.5.3: a URI; these are the schemes a reporter can act on.
+  if (securityContact !== undefined && !/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+|tel:\+?[0-9][0-9 ()-]*)$/i.test(securityContact)) {
+    throw new ConfigError('SECURITY_CONTACT must be a mailto:, https:// or tel: URI (mailto:security@example.com)')
+  }
+  const securityPolicyUrl = optionalUrl(env, 'SECURITY_POLICY_URL')
+  const securityLanguages = nonEmpty(env.SECURITY_LANGUAGES) ?? 'en'
+  if (!/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*(\s*,\s*[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)*$/.test(securityLanguages)) {
+    throw new ConfigError('SECURITY_LANGUAGES must be comma-separated language tags (en, de, pt-BR)')
+  }
+  return Object.freeze({
+    securityContact,
+    securityPolicyUrl,
+    securityLanguages: securityLanguages.split(',').map((t) => t.trim()).join(', '),
+    transparency: oneOf(env, 'TRANSPARENCY', ['on', 'off'] as const, 'on') === 'on',
+    publicBlocklist: oneOf(env, 'PUBLIC_BLOCKLIST', ['on', 'off'] as const, 'off') === 'on',
   })
 }
 

@@ -11,6 +11,7 @@ import type { LocationLoader } from './links/location-loader.js'
 import type { VisitCaps } from './links/caps.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { VisitCounter } from './stats/visits.js'
+import type { ExperimentCounter } from './experiments/counter.js'
 import type { FeedState, WriteHealth } from './health.js'
 import type { Logger } from './log.js'
 import type { Metrics } from './metrics.js'
@@ -39,6 +40,8 @@ export interface Deps {
   /** the visits a capped link has left, taken per event-loop turn (links/caps.ts) */
   caps: VisitCaps
   visits: VisitCounter
+  /** variant visits counted on the redirect path, the experiment secret and the click id window */
+  experiments: ExperimentCounter
   /** the country of a client address (stats/geo.ts), for redirect rules and the statistics */
   countryOf: CountryOf
   /** opens while the database cannot be reached: requests then fail at once (db/circuit.ts) */

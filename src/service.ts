@@ -33,6 +33,8 @@ import { startStatsJob } from './stats/job.js'
 import { openCountries } from './stats/geo.js'
 import { Memo } from './stats/memo.js'
 import { VisitCounter } from './stats/visits.js'
+import { ExperimentCounter } from './experiments/counter.js'
+import { experimentSecret } from './experiments/queries.js'
 import type { Logger } from './log.js'
 import { createMetrics, NO_METRICS, type Metrics } from './metrics.js'
 import { reportToPrimary, startMetricsServer } from './metrics-server.js'
@@ -143,6 +145,10 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         log.warn('final visit flush did not finish; visits since the last flush are lost')
       }
     })
+    const experiments = new ExperimentCounter(db.sql, log, await experimentSecret(db.sql),
+      { flushMs: config.visitFlushMs, windowDays: config.conversionWindowDays, retentionDays: config.statsRetentionDays }, (code) => deps.forgetLinks([code]))
+    experiments.start()
+    started.push(() => settlesWithin(experiments.stop(), FINAL_FLUSH_MS))
     const sweep = setInterval(() => {
       deleteExpiredSessions(db.sql).catch((err: unknown) => log.warn('session sweep failed', { err }))
       sweepIdempotencyKeys(db.sql).catch((err: unknown) => log.warn('idempotency key sweep failed', { err }))
@@ -174,6 +180,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       caps: new VisitCaps(db.sql, circuit),
       circuit,
       visits,
+      experiments,
       // A look-up costs about a microsecond; visitors come back, so the redirect's are remembered.
       countryOf: (address) => countries.get(address, countryOf),
       writes,

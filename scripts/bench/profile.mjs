@@ -4,7 +4,8 @@
 // where the code lives (our modules, Node's HTTP and streams, the driver, GC), and the CPU of the
 // service and of its PostgreSQL backends is read from /proc around the measured run. Writes
 // docs/profile.md. Options: BENCH_ADMIN_URL (PostgreSQL: a fresh bench_* database, dropped after;
-// else embedded, without the create and cold points), BENCH_SECONDS (default 10). The .cpuprofile
+// else embedded, without the create and cold points), BENCH_SECONDS (default 10), PROFILE_ONLY (the
+// points whose name holds this text, e.g. "browser"). The .cpuprofile
 // files stay in the printed directory (Chrome's DevTools draws them as flame graphs).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -18,12 +19,15 @@ import { commandLine, commit, machine } from './report.mjs'
 import { start, stop } from './processes.mjs'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const ONLY = process.env.PROFILE_ONLY // the points whose name holds this text, alone
 const say = (s) => process.stdout.write(s + '\n')
 const tmp = mkdtempSync(join(os.tmpdir(), 'link-profile-'))
 
 const COLD_LINKS = 100_000
 const SCENARIOS = [
   { name: 'cached redirect', mode: 'redirect', file: 'links', ceilingLinks: 'links', connections: 64 },
+  // browsers' headers (User-Agent, Referer, X-Forwarded-For, Accept-Language) with full statistics
+  { name: 'browser-like visit', mode: 'visit', file: 'links', ceilingLinks: 'links', connections: 64 },
   { name: 'unknown code', mode: 'redirect', file: 'unknown', ceilingLinks: 'links', connections: 64 },
   { name: `cold redirect (${COLD_LINKS / 1000}k links, a 1 MiB cache)`, mode: 'redirect', file: 'cold', ceilingLinks: 'cold', connections: 64, pg: true, env: { CACHE_MAX_BYTES: String(SMALL_CACHE_BYTES) } },
   { name: 'create link', mode: 'create', file: 'tokens', connections: 16, pg: true, api: true },
@@ -94,7 +98,7 @@ async function profileOne(label, spec, scenario, files, database) {
   const dir = join(tmp, label.replace(/\W+/g, '-'))
   mkdirSync(dir)
   const proc = await start(label.replace(/\W+/g, '-'), { ...spec, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] }, { tmp, database })
-  const args = [scenario.mode, files[scenario.file], ...(scenario.mode === 'redirect' ? ['1', '0'] : [])]
+  const args = [scenario.mode, files[scenario.file], ...(scenario.mode === 'create' ? [] : ['1', '0'])]
   await runWrk({ url: proc.url, connections: scenario.connections, seconds: 2, args }) // warm: the JIT, a hot cache
   const cpu0 = [treeCpuSeconds(proc.pid), await backendsCpu(database)]
   const r = await runWrk({ url: proc.url, connections: scenario.connections, seconds: SECONDS, args })
@@ -142,6 +146,7 @@ async function main() {
     const load0 = os.loadavg()
     const sections = []
     for (const scenario of SCENARIOS) {
+      if (ONLY !== undefined && !scenario.name.includes(ONLY)) continue
       if (scenario.pg && database.kind !== 'postgresql') continue // the API ceiling and the cold set want a real database
       const ceilingSpec = scenario.api ? { kind: 'api-ceiling' } : { kind: 'ceiling', links: files[scenario.ceilingLinks], workers: 1 }
       say(`== ${scenario.name}`)

@@ -43,11 +43,12 @@ export function groups(f) {
   const doomedStretch = (n) => (r) => String(r * Math.floor(n / (ROUNDS + 1)))
   return [
     {
-      title: 'ceilings: nginx and node:http, 1 process each, 64 connections',
+      title: 'ceilings: nginx and node:http, and the service against them, 1 process each, 64 connections',
       when: f.hasNginx,
       entries: [
         { key: 'nginx', label: 'nginx return 302', on: 'nginx', c: C_THROUGHPUT, args: hot },
         { key: 'ceil_node1_vs_nginx', label: 'node:http ceiling', on: 'node-1', c: C_THROUGHPUT, args: hot },
+        { key: 'hot1_vs_nginx', label: `hot redirect, ACCESS_LOG=${ACCESS_LOG}`, on: 'svc', c: C_THROUGHPUT, args: hot, visits: true },
       ],
     },
     {
@@ -71,6 +72,7 @@ export function groups(f) {
       title: 'visit statistics on the redirect path: hot redirect, browser-like requests, 1 worker, 64 connections',
       stats: true,
       entries: [
+        { key: 'ceil_stats', label: 'node:http ceiling, browser-like requests', on: 'node-1', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'] },
         { key: 'stats_on', label: 'browser-like, VISIT_STATS=on', on: 'svc', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'], visits: true, cpu: true },
         { key: 'stats_off', label: 'browser-like, VISIT_STATS=off', on: 'svc-no-stats', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'], visits: true, cpu: true },
       ],

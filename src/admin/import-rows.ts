@@ -5,7 +5,7 @@
 import { HttpError } from '../http/errors.js'
 import { hostOf, normalizeHost } from '../links/hosts.js'
 import { MAX_RANK, SKETCH_BYTES } from '../stats/sketch.js'
-import { checkStoredLink, toLocation } from '../links/validate.js'
+import { checkStoredLink, checkStoredVariants, toLocation } from '../links/validate.js'
 import { parseStored, withinCost, type Argon2Params } from '../passwords/phc.js'
 import { EVENTS } from '../webhooks/validate.js'
 import { checkStoredAccount } from '../users/validate.js'
@@ -16,6 +16,7 @@ const COUNTS: Record<string, string[]> = {
   visit_days: ['humans', 'bots', 'uniques'],
   visit_referrers: ['visits'],
   visit_dims: ['visits'],
+  experiment_days: ['visits', 'conversions'],
 }
 
 /**
@@ -77,7 +78,16 @@ export function checkRow(table: string, row: Record<string, unknown>, argon2: Re
     if (typeof row.url !== 'string') return { set: { location: null, host_domains: null } }
     const rules = Array.isArray(row.rules) ? (row.rules as { url: string }[]) : []
     return { set: { location: toLocation(row.url) }, host: hostOf(row.url), ruleHosts: rules.map((r) => hostOf(r.url)) }
-  } else if (table === 'visit_days') {
+  } else if (table === 'link_experiments') {
+    // The variants' Location forms and hosts (and so the block list's view of them) are computed again, never taken.
+    const variants = validated(() => checkStoredVariants(row))
+    const hosts = variants.map((v) => hostOf(v.url))
+    return { set: { variants: variants.map((v, i) => ({ ...v, location: toLocation(v.url), host: hosts[i] })), variant_domains: hosts.length === 0 ? null : hosts.flatMap(suffixesOf) } }
+  } else if (table === 'experiment_secret') {
+    if (typeof row.secret !== 'string' || !/^\\x[0-9a-f]{64}$/.test(row.secret)) throw new Error('secret: must be 32 bytes (hex, as exported)')
+  } else if (table === 'conversions_seen') {
+    if (typeof row.id !== 'string' || !/^[A-Za-z0-9_-]{22}$/.test(row.id)) throw new Error('id: must be a click id (22 base64url characters)')
+  } else if (table === 'visit_days' || table === 'experiment_days') {
     if (row.sketch !== null && row.sketch !== undefined && !isSketch(row.sketch)) {
       throw new Error(`sketch: must be null or ${SKETCH_BYTES} bytes (hex, as exported) of registers from 0 to ${MAX_RANK}`)
     }
@@ -96,6 +106,18 @@ function isSketch(value: unknown): boolean {
   if (typeof value !== 'string' || value.length !== 2 + 2 * SKETCH_BYTES || !/^\\x[0-9a-f]*$/.test(value)) return false
   for (let i = 2; i < value.length; i += 2) if (parseInt(value.slice(i, i + 2), 16) > MAX_RANK) return false
   return true
+}
+
+/** Every suffix of a host, itself first, as domains_of (sql/0007) gives them: what the block list matches. */
+const suffixesOf = (host: string): string[] => host.split('.').map((_, i, labels) => labels.slice(i).join('.'))
+
+/** The API's 422 as apiRules makes it, and the check's value. */
+function validated<T>(check: () => T): T {
+  let value: T | undefined
+  apiRules(() => {
+    value = check()
+  })
+  return value!
 }
 
 /** The API's 422, as the reason a row is refused ("username: must ..."). */

@@ -22,6 +22,9 @@ export interface ImportOptions {
  * `produce` feeds the stream's lines (without newlines) to `line`, awaiting each; the import
  * commits when it resolves and the stream was whole. Returns the rows per table.
  */
+/** The one table an import may find rows in: nothing made with them is in an empty database. */
+const REPLACED = 'experiment_secret'
+
 export async function importDatabase(
   sql: Sql,
   options: ImportOptions,
@@ -34,9 +37,12 @@ export async function importDatabase(
     // Nothing may be written into these tables until we commit: the emptiness checked stays true.
     for (const t of tables) await tx`lock table ${tx(t.name)} in exclusive mode`
     for (const t of tables) {
+      if (t.name === REPLACED) continue
       const [row]: [{ n: number }?] = await tx`select count(*)::int as n from (select from ${tx(t.name)} limit 1) x`
       if (row!.n > 0) throw new TransferError(`the database is not empty (table ${t.name} has rows): import only into an empty database`)
     }
+    // A service started on the empty database made its own experiment secret; the export's replaces it.
+    if (tables.some((t) => t.name === REPLACED)) await tx`delete from experiment_secret`
     const reader = new StreamReader(tx, tables, await schemaVersion(tx), options)
     await produce((text) => reader.line(text))
     return reader.finish()

@@ -24,6 +24,12 @@ export const TABLES: readonly Table[] = [
   { name: 'links', key: ['code'] },
   // What the visit caps (max_visits) have left: without it, an imported cap would start full.
   { name: 'link_caps', key: ['code'], optional: true },
+  // Experiments: the secret with them, so that visitors keep their variants and click ids already
+  // out still verify; the ids that converted, so that a replay still counts once.
+  { name: 'experiment_secret', key: ['one'], optional: true },
+  { name: 'link_experiments', key: ['code'], optional: true },
+  { name: 'experiment_days', key: ['code', 'day', 'variant'], optional: true },
+  { name: 'conversions_seen', key: ['id'], optional: true },
   { name: 'visit_days', key: ['code', 'day'] },
   { name: 'visit_referrers', key: ['code', 'day', 'host'] },
   { name: 'visit_dims', key: ['code', 'day', 'dim', 'value'], optional: true },

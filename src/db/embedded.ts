@@ -1,6 +1,6 @@
 // The embedded PGlite engine, served on a private Unix socket so that the same driver and the
-// same SQL run on it as on PostgreSQL; its data directory locked against a second process
-// (docs/decisions.md, the embedded database).
+// same SQL run on it as on PostgreSQL, from a thread of its own (embedded-engine.ts); its data
+// directory locked against a second process (docs/decisions.md, the embedded database).
 import { chmod, lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
@@ -9,16 +9,13 @@ import { join, relative } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { Worker } from 'node:worker_threads'
 import postgres from 'postgres'
+import type { EngineData, EngineMessage } from './embedded-engine.js'
 import { DataDirInUse } from './errors.js'
 import type { Database } from './types.js'
 
 /** `options`: the driver options every connection shares (statement counting, notices, the name). */
 export async function openEmbedded(dataDir: string, options: Pick<postgres.Options<Record<string, never>>, 'onnotice' | 'connection' | 'debug'>, statements: () => number): Promise<Database> {
   baselineWasmOnly()
-  // Loaded only when needed: the WASM build is large and a real deployment never touches it.
-  const { PGlite } = await import('@electric-sql/pglite')
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
-  const { OwnerOnlyFS } = await import('./owner-only-fs.js')
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   // The engine's file system does not follow a symbolic link at its root: DATA_DIR may be one.
   dataDir = await realpath(dataDir)
@@ -29,19 +26,15 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
   // earlier release left open are closed at start.
   process.umask(0o077)
   await restrictToOwner(dataDir)
-  let pglite: Awaited<ReturnType<typeof PGlite.create>> | undefined
-  let server: InstanceType<typeof PGLiteSocketServer>
   // mkdtemp makes a 0700 directory: only this user can reach the unauthenticated socket.
   const socketDir = await mkdtemp(join(tmpdir(), 'link-service-'))
   const socketPath = join(socketDir, '.s.PGSQL.5432')
+  let engine: Engine
   try {
     if (!existsSync(join(dataDir, 'PG_VERSION'))) await bootstrapInWorker(dataDir)
-    pglite = await PGlite.create({ fs: new OwnerOnlyFS(dataDir), startParams: [...PGlite.defaultStartParams, ...ENGINE_SETTINGS] })
-    server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 1 })
-    await server.start()
+    engine = await startEngine({ dataDir, socketPath, startParams: ENGINE_SETTINGS }, dataDir)
   } catch (err) {
     // A failed start (a damaged directory, say) must not leave the directory locked.
-    await pglite?.close().catch(() => {})
     await rm(socketDir, { recursive: true, force: true })
     await unlock()
     throw engineError(err, dataDir)
@@ -56,10 +49,51 @@ export async function openEmbedded(dataDir: string, options: Pick<postgres.Optio
     statements,
     async close(timeout = 5) {
       await sql.end({ timeout })
-      await server.stop()
-      await pglite.close()
+      await engine.close()
       await rm(socketDir, { recursive: true, force: true })
       await unlock()
+    },
+  }
+}
+
+interface Engine {
+  close(): Promise<void>
+}
+
+/**
+ * The engine and its socket server, on a thread of their own (embedded-engine.ts): the queries
+ * run beside the event loop, not on it. Resolves once the socket answers.
+ */
+async function startEngine(data: EngineData, dataDir: string): Promise<Engine> {
+  const worker = new Worker(new URL('./embedded-engine.js', import.meta.url), { workerData: data })
+  const next = () =>
+    new Promise<EngineMessage>((resolve, reject) => {
+      const onExit = (code: number) => reject(new Error(`the embedded engine's thread ended with code ${code}`))
+      worker.once('error', reject)
+      worker.once('exit', onExit)
+      worker.once('message', (m: EngineMessage) => {
+        worker.off('error', reject)
+        worker.off('exit', onExit)
+        resolve(m)
+      })
+    })
+  const started = await next().catch(async (err: unknown) => {
+    await worker.terminate()
+    throw engineError(err, dataDir)
+  })
+  if ('failed' in started) {
+    await worker.terminate()
+    throw engineError(started.failed.message === undefined ? { errno: started.failed.errno } : new Error(started.failed.message), dataDir)
+  }
+  // Past its start, a failure of the thread shows as the socket gone: every query fails as with
+  // a PostgreSQL that went away (503, /healthz says so). The error itself is printed as a warning.
+  worker.on('error', (err) => process.emitWarning(`the embedded engine's thread failed: ${String(err)}`))
+  return {
+    async close() {
+      const closed = next()
+      worker.postMessage('close')
+      await closed
+      await worker.terminate()
     },
   }
 }

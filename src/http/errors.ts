@@ -44,6 +44,7 @@ export const accountDisabled = () => new HttpError(403, 'ACCOUNT_DISABLED', 'thi
 /** `fields`: which urls have a blocked host ("url", "rules[2].url"); the link's url when not said. */
 export const urlBlocked = (fields: readonly string[] = ['url']) =>
   new HttpError(422, 'URL_BLOCKED', `${fields.join(', ')}: its host is blocked`, {}, fields.map((field) => ({ field, code: 'INVALID' as const, message: 'its host is blocked' })))
+export const clickIdNotFound = () => new HttpError(404, 'CLICK_ID_NOT_FOUND', 'no such click id, or it has expired')
 export const sessionNotFound = () => new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
 export const usernameTaken = () => new HttpError(409, 'USERNAME_TAKEN', 'username is already taken')
 export const codeTaken = () => new HttpError(409, 'CODE_TAKEN', 'code is already in use or was used before')

@@ -1,5 +1,7 @@
 // Handlers return a Reply; only this module writes one to the response.
 import type { ServerResponse } from 'node:http'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { HttpError } from './errors.js'
 
 export type HeaderMap = Record<string, string>
@@ -24,8 +26,23 @@ export const bytes = (status: number, contentType: string, body: Buffer, headers
   headers: { ...headers, 'content-type': contentType },
 })
 
+/**
+ * A body made as it is sent (an export): chunked, each chunk asked for only when the client has
+ * taken the last (backpressure). Once the head is out, a failure can only cut the connection.
+ */
+export const streamed = (status: number, contentType: string, chunks: AsyncIterable<Buffer | string>, headers?: HeaderMap): Reply => ({
+  status,
+  body: Readable.from(chunks, { objectMode: false }),
+  headers: { ...headers, 'content-type': contentType },
+})
+
 export function send(res: ServerResponse, reply: Reply, base: HeaderMap): void {
   const headers: HeaderMap = { ...base, ...reply.headers, [NOSNIFF[0]]: NOSNIFF[1] }
+  if (reply.body instanceof Readable) {
+    res.writeHead(reply.status, headers)
+    pipeline(reply.body, res).catch(() => res.destroy())
+    return
+  }
   if (reply.body === undefined) {
     if (reply.status !== 204 && reply.status !== 304) headers['content-length'] = '0'
     res.writeHead(reply.status, headers)

@@ -6,7 +6,8 @@ import type { ReadPools } from '../db/read-pools.js'
 import { isConnectionLost } from '../db/errors.js'
 import { serviceUnavailable } from '../http/errors.js'
 import type { Sql } from '../db/types.js'
-import { findLocations } from './queries.js'
+import { cachedExperiment, type CachedExperiment } from '../experiments/variants.js'
+import { findLocations, type LocationRow } from './queries.js'
 import { NO_EXPIRY, NO_START } from './link-state.js'
 import type { CachedCard } from './redirect-cache.js'
 import type { CachedRule, Rule } from './rules.js'
@@ -25,6 +26,8 @@ export interface Target {
   card: CachedCard | undefined
   /** undefined: no rules */
   rules: CachedRule[] | undefined
+  /** undefined: no variants and no click ids */
+  experiment: CachedExperiment | undefined
   exhausted: boolean
   disabled: boolean
 }
@@ -34,6 +37,12 @@ const cardOf = (r: { title: string | null; description: string | null; image_url
 
 const rulesOf = (rules: Rule[] | null): CachedRule[] | undefined =>
   !Array.isArray(rules) || rules.length === 0 ? undefined : rules.map((r) => ({ if: r.if, location: toLocation(r.url) }))
+
+/** Variants (a paused experiment has none), or with conversions alone the link's own Location as the one arm. */
+const experimentOf = (r: LocationRow): CachedExperiment | undefined =>
+  r.variants !== null && r.variants.length > 0
+    ? cachedExperiment(r.variants.map((v) => v.location), r.variants.map((v) => v.weight), r.conversions)
+    : r.conversions ? cachedExperiment([r.location], [1], true) : undefined
 
 type Waiter = { resolve: (target: Target | undefined) => void; reject: (err: unknown) => void }
 
@@ -79,7 +88,7 @@ export class LocationLoader {
         return new Map(
           rows.map((r) => [
             r.code,
-            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, card: cardOf(r), rules: rulesOf(r.rules), exhausted: r.exhausted, disabled: r.disabled },
+            { location: r.location, expiresAt: r.expires_at?.getTime() ?? NO_EXPIRY, startsAt: r.starts_at?.getTime() ?? NO_START, capped: r.capped, locked: r.locked, card: cardOf(r), rules: rulesOf(r.rules), experiment: experimentOf(r), exhausted: r.exhausted, disabled: r.disabled },
           ]),
         )
       })

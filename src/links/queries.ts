@@ -3,6 +3,7 @@
 import { LINK_CHANNEL } from '../db/channels.js'
 import { answerLost } from '../db/errors.js'
 import type { Sql, Tx } from '../db/types.js'
+import type { StoredVariant } from '../experiments/queries.js'
 import type { Rule } from './rules.js'
 import { generateCode } from './short-code.js'
 import { hostOf } from './hosts.js'
@@ -36,13 +37,24 @@ export interface LinkRow {
   rules: Rule[] | null
   /** link_health (undefined where a link was just created: not checked yet) */
   health?: Health
+  /** its experiment (experiments/queries.ts); null or absent: none */
+  experiment?: LinkExperiment | null
+}
+
+/** A link's experiment as a link row carries it. */
+export interface LinkExperiment {
+  variants: StoredVariant[]
+  conversions: boolean
+  promote_winner: boolean
 }
 
 const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
       starts_at, max_visits::float8 as max_visits,
       (select greatest(c.visits_left, 0)::float8 from link_caps c where c.code = live_links.code) as visits_left,
-      password_hash is not null as password_protected, tags, title, description, image_url, rules, link_health(code) as health`
+      password_hash is not null as password_protected, tags, title, description, image_url, rules, link_health(code) as health,
+      (select jsonb_build_object('variants', e.variants, 'conversions', e.conversions, 'promote_winner', e.promote_winner)
+       from link_experiments e where e.code = live_links.code) as experiment`
 
 export type CreateResult = LinkRow | 'limit' | 'taken' | 'no-user' | 'blocked' | { retryAfterSeconds: number }
 
@@ -240,7 +252,7 @@ export interface LinkChange {
  * Refused when the link is not the owner's live link ('not-found'), an operator disabled it
  * ('disabled'), or the new url's host is blocked ('blocked'); only then a second read says which.
  */
-export async function updateLink(sql: Sql, userId: string, code: string, change: LinkChange): Promise<LinkRow | 'not-found' | 'disabled' | 'blocked'> {
+export async function updateLink(sql: Sql | Tx, userId: string, code: string, change: LinkChange): Promise<LinkRow | 'not-found' | 'disabled' | 'blocked'> {
   const keepExpiry = change.expiresAt === undefined
   const keepStart = change.startsAt === undefined
   const keepCap = change.maxVisits === undefined
@@ -296,6 +308,8 @@ export async function updateLink(sql: Sql, userId: string, code: string, change:
     select changed.*,
            case when ${keepCap}::boolean then (select greatest(c.visits_left, 0) from link_caps c where c.code = changed.code)
                 else (select greatest(visits_left, 0) from cap_set) end::float8 as visits_left,
+           (select jsonb_build_object('variants', e.variants, 'conversions', e.conversions, 'promote_winner', e.promote_winner)
+            from link_experiments e where e.code = changed.code) as experiment,
            pg_notify(${LINK_CHANNEL}, changed.code)::text as notified
     from changed`
   if (row !== undefined) {
@@ -349,6 +363,9 @@ export interface LocationRow {
   image_url: string | null
   /** redirect rules; null: none */
   rules: Rule[] | null
+  /** variants (null: none, or their hosts are blocked: they pause) and whether visits carry click ids */
+  variants: StoredVariant[] | null
+  conversions: boolean
   exhausted: boolean
   /** the link, its owner or its host is disabled by an operator, or reports suspended it: 410, whatever the expiry */
   disabled: boolean
@@ -365,8 +382,9 @@ export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]>
   return sql<LocationRow[]>`
     select l.code, l.location, l.expires_at, l.starts_at, c.code is not null as capped, l.password_hash is not null as locked, coalesce(c.visits_left <= 0, false) as exhausted,
            l.title, l.description, l.image_url, l.rules,
+           case when not domains_blocked(coalesce(e.variant_domains, '{}')) then e.variants end as variants, coalesce(e.conversions, false) as conversions,
            l.stopped as disabled
-    from live_links l left join link_caps c on c.code = l.code
+    from live_links l left join link_caps c on c.code = l.code left join link_experiments e on e.code = l.code
     where l.code = any(${codes}::text[])`
 }
 

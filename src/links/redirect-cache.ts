@@ -1,6 +1,7 @@
 // The redirect cache: code → ready Location (or a capped one), "disabled", "exhausted", or a
 // short-lived "unknown", within a byte budget, evicted by CLOCK (docs/decisions.md, "Links").
 import { DISABLED, EXHAUSTED, MISSING, NO_EXPIRY, NO_START, stopOf, type Stop } from './link-state.js'
+import type { CachedExperiment } from '../experiments/variants.js'
 import type { CachedRule } from './rules.js'
 
 const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
@@ -17,7 +18,8 @@ export interface CachedCard {
  * A link that needs more than its Location: a cap (max_visits: each GET takes a visit from the
  * database before its 302, caps.ts), a password (asked before the redirect, redirect.ts unlock),
  * a preview card (for the fetchers of preview-fetchers.ts), redirect rules (rules.ts: evaluated in
- * memory, `location` is their fallback), or several of them.
+ * memory, `location` is their fallback), variants or click ids (experiments/variants.ts: chosen
+ * in memory when no rule matches), or several of them.
  */
 export class Guarded {
   constructor(
@@ -26,6 +28,7 @@ export class Guarded {
     readonly locked: boolean,
     readonly card: CachedCard | undefined = undefined,
     readonly rules: readonly CachedRule[] | undefined = undefined,
+    readonly experiment: CachedExperiment | undefined = undefined,
   ) {}
 }
 
@@ -225,7 +228,9 @@ function costOf(location: Stored | null): number {
   const cardBytes = card === undefined ? 0 : GUARDED_BYTES + (card.title?.length ?? 0) + (card.description?.length ?? 0) + (card.imageUrl?.length ?? 0)
   let ruleBytes = 0
   for (const rule of location.rules ?? []) ruleBytes += RULE_BYTES + rule.location.length + (rule.if.language?.length ?? 0)
-  return entryBytes(location.location) + GUARDED_BYTES + cardBytes + ruleBytes
+  let variantBytes = 0
+  for (const variant of location.experiment?.locations ?? []) variantBytes += RULE_BYTES + variant.length
+  return entryBytes(location.location) + GUARDED_BYTES + cardBytes + ruleBytes + variantBytes
 }
 
 const RULE_BYTES = 64 // a rule's object, its condition's and their slots, roughly

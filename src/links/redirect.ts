@@ -18,9 +18,15 @@ import { findLinkPassword } from './queries.js'
 import { noteFailedLinkPassword, takeUnlockAttempt } from '../ratelimit/password-limits.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { ruleTarget } from './rules.js'
+import { clientKeyOf } from '../address.js'
+import { DAY_MS } from '../stats/visit-tally.js'
+import { isBot } from '../stats/bots.js'
+import { Memo } from '../stats/memo.js'
+import { newClickId, withClickId } from '../experiments/click-id.js'
+import { pickVariant, visitorHash, type CachedExperiment } from '../experiments/variants.js'
 
-/** What the redirect may touch: the cache, the batched look-up, the caps, the counters and the time budget; for a browser's page, the database and the base URL. */
-type Uses = 'cache' | 'locations' | 'caps' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl' | 'countryOf'
+/** What the redirect may touch: the cache, the batched look-up, the caps, the counters (of variants too) and the time budget; for a browser's page, the database and the base URL. */
+type Uses = 'cache' | 'locations' | 'caps' | 'metrics' | 'visits' | 'config' | 'sql' | 'baseUrl' | 'countryOf' | 'experiments'
 type RedirectDeps = Pick<Deps, Uses>
 
 // A redirect depends on the link's current state: no cache may keep it (contract §5).
@@ -119,8 +125,8 @@ type Known = Answer
 
 /** What the cache keeps of a target: its Location (with its start and expiry), Guarded, DISABLED, EXHAUSTED, or undefined (unknown). */
 const cachedOf = (target: Target | undefined): Stored | undefined =>
-  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked || target.card !== undefined || target.rules !== undefined
-    ? new Guarded(target.location, target.capped, target.locked, target.card, target.rules)
+  target === undefined ? undefined : target.disabled ? DISABLED : target.exhausted ? EXHAUSTED : target.capped || target.locked || target.card !== undefined || target.rules !== undefined || target.experiment !== undefined
+    ? new Guarded(target.location, target.capped, target.locked, target.card, target.rules, target.experiment)
     : target.location
 
 /** The decision now, by the one order of link-state.ts (as the cache decides what it holds). */
@@ -180,13 +186,38 @@ function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, locati
 }
 
 /**
- * Where a Guarded link sends this visitor: the first matching rule's target (rules.ts), from
- * memory, or the link's Location. The country is looked up only when a rule asks for it.
+ * The first matching rule's target (rules.ts), from memory, or undefined. The country is looked
+ * up only when a rule asks for it.
  */
-function chosen(deps: RedirectDeps, req: IncomingMessage, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined): string {
-  if (link.rules === undefined) return link.location
+function ruled(deps: RedirectDeps, req: IncomingMessage, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined): string | undefined {
+  if (link.rules === undefined) return undefined
   const country = () => deps.countryOf(clientAddress(req.socket.remoteAddress, forwardedFor, deps.config.trustProxy))
-  return ruleTarget(link.rules, { userAgent, acceptLanguage: language, country }) ?? link.location
+  return ruleTarget(link.rules, { userAgent, acceptLanguage: language, country })
+}
+
+// Bots (as the statistics count them) are sent on like people but not counted for a variant: a
+// crawler's visits would dilute every rate. A busy link sees few distinct agents: remembered.
+const bots = new Memo<boolean>(1000)
+const isBotAgent = (userAgent: string | undefined): boolean => userAgent === undefined || bots.get(userAgent, isBot)
+
+/**
+ * The variant of this visit (experiments/variants.ts), from memory: chosen by the visitor's hash
+ * of the day, with a fresh click id when conversions are on, and counted (`count`) once the
+ * redirect is sure, unless a bot made it.
+ */
+function variantOf(deps: RedirectDeps, req: IncomingMessage, code: string, experiment: CachedExperiment, userAgent: string | undefined, forwardedFor: string | undefined): { location: string; count(): void } {
+  const { experiments } = deps
+  const dayNumber = Math.floor(Date.now() / DAY_MS)
+  const who = clientKeyOf(clientAddress(req.socket.remoteAddress, forwardedFor, deps.config.trustProxy))
+  const hash = visitorHash(experiments.secret, dayNumber, code, who)
+  const variant = pickVariant(experiment.bounds, hash)
+  const target = experiment.locations[variant]!
+  return {
+    location: experiment.conversions ? withClickId(target, newClickId(experiments.secret, code, variant, dayNumber)) : target,
+    count: () => {
+      if (!isBotAgent(userAgent)) experiments.record(code, variant, dayNumber, hash)
+    },
+  }
 }
 
 /** A password link's question, asked before anything else of the link is known to the visitor. */
@@ -194,15 +225,28 @@ const ASK = Symbol('ask')
 
 /**
  * What a Guarded link gives this request, in one order for both paths: a preview fetcher its card
- * (never for a password link), a password link the question, any other the place its rules choose,
- * after its cap when it has one.
+ * (never for a password link), a password link the question, any other the place its rules or
+ * its variants choose, after its cap when it has one.
  */
 function pastGuard(deps: RedirectDeps, req: IncomingMessage, code: string, link: Guarded, userAgent: string | undefined, language: string | undefined, forwardedFor: string | undefined):
   { card: Reply } | typeof ASK | string | Promise<string | typeof EXHAUSTED> {
-  if (link.card !== undefined && !link.locked && req.method !== 'POST' && isPreviewFetcher(userAgent)) return { card: cardReply(deps.baseUrl, code, link.location, link.card) }
+  if (link.card !== undefined && !link.locked && req.method !== 'POST' && isPreviewFetcher(userAgent)) return { card: cardReply(req, deps.baseUrl, code, link.location, link.card) }
   if (link.locked) return ASK
-  const location = chosen(deps, req, link, userAgent, language, forwardedFor)
-  return link.capped ? afterCap(deps, req, code, location) : location
+  const rule = ruled(deps, req, link, userAgent, language, forwardedFor)
+  // A matching rule wins over variants; a HEAD is not a visit and gets the link's own url.
+  if (rule !== undefined || link.experiment === undefined || req.method === 'HEAD') {
+    const location = rule ?? link.location
+    return link.capped ? afterCap(deps, req, code, location) : location
+  }
+  const variant = variantOf(deps, req, code, link.experiment, userAgent, forwardedFor)
+  if (!link.capped) {
+    variant.count()
+    return variant.location
+  }
+  return afterCap(deps, req, code, variant.location).then((location) => {
+    if (location !== EXHAUSTED) variant.count()
+    return location
+  })
 }
 
 /**
@@ -242,8 +286,8 @@ export function servePlain(deps: RedirectDeps, app: Answered, req: IncomingMessa
 }
 
 /** The page a browser gets for a code that does not redirect (visitor.ts), within the time budget. */
-const stoppedPageOf = (deps: RedirectDeps, code: string, known: Stop): Promise<Reply> =>
-  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, code, answerOf(known).page))
+const stoppedPageOf = (deps: RedirectDeps, req: IncomingMessage, code: string, known: Stop): Promise<Reply> =>
+  new Deadline(deps.config.dbTimeoutMs).run(stoppedReply(deps, req, code, answerOf(known).page))
 
 /**
  * 302 (a visit, for a GET), 404 or 410 (no visit), written with one writeHead. Only on the way to
@@ -259,7 +303,7 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
   }
   if (known instanceof Guarded) {
     const step = pastGuard(deps, req, code, known, visitor.userAgent, language, visitor.forwardedFor)
-    if (step === ASK) return wantsPage(req) ? send(res, passwordReply(code, 'link', { kind: 'ask' }), { 'x-request-id': requestId }) : sendPrerendered(res, LOCKED, requestId)
+    if (step === ASK) return wantsPage(req) ? send(res, passwordReply(req, code, 'link', { kind: 'ask' }), { 'x-request-id': requestId }) : sendPrerendered(res, LOCKED, requestId)
     if (step instanceof Promise) {
       const mine = { ...visitor } // on a hit, `visitor` is the scratch object of the next request
       return new Deadline(deps.config.dbTimeoutMs).run(step).then((decided) => answer(deps, req, res, code, decided, mine, language, requestId))
@@ -267,7 +311,7 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
     // Rules alone need no read: answered now, as a plain link is.
     return typeof step === 'object' ? send(res, step.card, { 'x-request-id': requestId }) : answer(deps, req, res, code, step, visitor, language, requestId)
   }
-  if (wantsPage(req)) return stoppedPageOf(deps, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
+  if (wantsPage(req)) return stoppedPageOf(deps, req, code, known).then((reply) => send(res, reply, { 'x-request-id': requestId }))
   sendPrerendered(res, PRERENDERED.get(known)!, requestId)
 }
 
@@ -275,7 +319,7 @@ function answer(deps: RedirectDeps, req: IncomingMessage, res: ServerResponse, c
 export function redirect(ctx: Ctx<Uses>): Reply | Promise<Reply> {
   const code = ctx.param
   if (!isShortCode(code)) {
-    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, MISSING)
+    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, ctx.req, code, MISSING)
     throw varied(linkNotFound())
   }
   const known = lookUp(ctx.deps, code)
@@ -288,14 +332,14 @@ function replyFor(ctx: Ctx<Uses>, code: string, known: Known): Reply | Promise<R
     const h = ctx.req.headers
     const step = pastGuard(ctx.deps, ctx.req, code, known, h['user-agent'], h['accept-language'], h['x-forwarded-for'] as string | undefined)
     if (step === ASK) {
-      if (wantsPage(ctx.req)) return passwordReply(code, 'link', { kind: 'ask' })
+      if (wantsPage(ctx.req)) return passwordReply(ctx.req, code, 'link', { kind: 'ask' })
       throw varied(linkPasswordRequired())
     }
     if (step instanceof Promise) return step.then((decided) => replyFor(ctx, code, decided))
     return typeof step === 'object' ? step.card : replyFor(ctx, code, step)
   }
   if (typeof known !== 'string') {
-    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, code, known)
+    if (wantsPage(ctx.req)) return stoppedPageOf(ctx.deps, ctx.req, code, known)
     throw varied(answerOf(known).error())
   }
   const h = ctx.req.headers
@@ -320,7 +364,7 @@ export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<
   const { password } = ctx.body
   const page = wantsPage(ctx.req)
   if (password === undefined || password === null || password === '') {
-    if (page) return passwordReply(code, 'below', { kind: 'ask' })
+    if (page) return passwordReply(ctx.req, code, 'below', { kind: 'ask' })
     throw varied(linkPasswordRequired())
   }
   if (typeof password !== 'string') throw invalidFields([{ field: 'password', code: 'TYPE', message: 'must be a string' }])
@@ -328,17 +372,17 @@ export async function unlock(ctx: Ctx<Uses | 'passwords' | 'buckets'>): Promise<
   try {
     await takeUnlockAttempt(ctx.deps.buckets, code, address)
   } catch (err) {
-    if (page && err instanceof HttpError && err.status === 429) return passwordReply(code, 'below', { kind: 'wait', seconds: Number(err.headers['retry-after']) })
+    if (page && err instanceof HttpError && err.status === 429) return passwordReply(ctx.req, code, 'below', { kind: 'wait', seconds: Number(err.headers['retry-after']) })
     throw err
   }
   const stored = await findLinkPassword(ctx.deps.sql, code)
-  const unlocked = new Guarded(known.location, known.capped, false, undefined, known.rules)
+  const unlocked = new Guarded(known.location, known.capped, false, undefined, known.rules, known.experiment)
   // Removed meanwhile (the change is on its way to the cache): the link is open.
   if (stored === undefined) return replyFor(ctx, code, unlocked)
   const verdict = await ctx.deadline.excluding(ctx.deps.passwords.verify(password, stored, requester(ctx, `link ${code}`)))
   if (!verdict.ok) {
     await noteFailedLinkPassword(ctx.deps.buckets, code, address)
-    if (page) return passwordReply(code, 'below', { kind: 'wrong' })
+    if (page) return passwordReply(ctx.req, code, 'below', { kind: 'wrong' })
     throw varied(linkPasswordRequired(true))
   }
   return replyFor(ctx, code, unlocked)

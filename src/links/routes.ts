@@ -11,6 +11,8 @@ import { hostOf } from './hosts.js'
 import type { Rule } from './rules.js'
 import { HEALTH_STATUSES, presentHealth } from './health.js'
 import { parseLinkChange, parseLinkCreate, tagProblem, toLocation, type LinkInput } from './validate.js'
+import { writeExperiment, type Experiment, type ExperimentChange, type StoredVariant } from '../experiments/queries.js'
+import type { Variant } from '../experiments/variants.js'
 
 export const MAX_LINKS_PER_ACCOUNT = 50
 /** Items of one bulk create: the cap's size, as no account can take more at once. */
@@ -19,7 +21,7 @@ export const MAX_BULK_ITEMS = 50
 /** What the link routes may touch. */
 type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords' | 'buckets' | 'linkChecks'>
 
-const present = (baseUrl: string, link: LinkRow) => ({
+export const presentLink = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
   url: link.url,
   short_url: shortUrl(baseUrl, link.code),
@@ -39,7 +41,36 @@ const present = (baseUrl: string, link: LinkRow) => ({
   image_url: link.image_url,
   rules: link.rules ?? [],
   health: presentHealth(link.health),
+  variants: (link.experiment?.variants ?? []).map((v) => ({ url: v.url, weight: v.weight })),
+  conversions: link.experiment?.conversions ?? false,
+  promote_winner: link.experiment?.promote_winner ?? false,
 })
+
+/** Variants as stored: each url with its Location form and host, computed once, on write. */
+const storedOf = (variants: readonly Variant[]): StoredVariant[] => variants.map((v) => ({ url: v.url, weight: v.weight, location: toLocation(v.url), host: hostOf(v.url) }))
+
+/** The experiment part of a create or PATCH, as experiments/queries.ts writes it; undefined when it asks for none. */
+function experimentChange(variants: readonly Variant[] | undefined, conversions: boolean | undefined, promoteWinner: boolean | undefined): ExperimentChange | undefined {
+  if (variants === undefined && conversions === undefined && promoteWinner === undefined) return undefined
+  return { ...(variants === undefined ? {} : { variants: storedOf(variants) }), ...(conversions === undefined ? {} : { conversions }), ...(promoteWinner === undefined ? {} : { promoteWinner }) }
+}
+
+const withExperiment = (link: LinkRow, e: Experiment | undefined): LinkRow => ({
+  ...link,
+  experiment: e === undefined ? null : { variants: e.variants, conversions: e.conversions, promote_winner: e.promoteWinner },
+})
+
+/**
+ * Variant urls follow the link url's rules: none leads to one of our short links (422 on
+ * "variants[i].url"), none has a blocked host (422 URL_BLOCKED naming each).
+ */
+async function refuseBadVariants(ctx: LinksCtx, variants: readonly Variant[] | undefined): Promise<void> {
+  if (variants === undefined || variants.length === 0) return
+  variants.forEach((v, i) => refuseOwnShortLink(v.url, ctx.deps.baseUrl, `variants[${i}].url`))
+  const blocked = await blockedOf(ctx.deps.sql, variants.map((v) => hostOf(v.url)))
+  const named = variants.map((_, i) => `variants[${i}].url`).filter((_, i) => blocked[i])
+  if (named.length > 0) throw urlBlocked(named)
+}
 
 /** A link's password as stored: argon2id through the KDF pool, on the owner's turn. */
 const hashOf = (ctx: LinksCtx, password: string): Promise<string> =>
@@ -86,6 +117,8 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   refuseOwnShortLink(input.url, baseUrl)
   input.rules.forEach((rule, i) => refuseOwnShortLink(rule.url, baseUrl, `rules[${i}].url`))
   await refuseBlockedImage(ctx, input.imageUrl)
+  await refuseBadVariants(ctx, input.variants)
+  const experiment = input.variants.length > 0 || input.conversions ? experimentChange(input.variants, input.conversions, input.promoteWinner) : undefined
   // A password is hashed before the create's statement: not for a create the cap or the limit refuses.
   if (input.password !== null) {
     const room = await createRoom(sql, session.userId, MAX_LINKS_PER_ACCOUNT, allowanceOf(config))
@@ -93,7 +126,11 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
     if (room !== 'ok') throw rateLimited(room.retryAfterSeconds)
   }
   const passwordHash = input.password === null ? null : await hashOf(ctx, input.password)
-  const result = await ctx.effect((tx) => insertLink(tx, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowanceOf(config)))
+  // The link and its experiment commit together: a redirect never sees one without the other.
+  const result = await ctx.effect(async (tx) => {
+    const created = await insertLink(tx, session.userId, { ...input, location: toLocation(input.url), host: hostOf(input.url), passwordHash }, MAX_LINKS_PER_ACCOUNT, allowanceOf(config))
+    return typeof created === 'object' && 'code' in created && experiment !== undefined ? withExperiment(created, await writeExperiment(tx, created.code, experiment)) : created
+  })
   if (result === 'no-user') throw unauthorized()
   if (result === 'blocked') throw urlBlocked(await blockedFields(ctx, input.url, input.rules))
   if (result === 'limit') throw linkLimitExceeded(MAX_LINKS_PER_ACCOUNT)
@@ -101,7 +138,7 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   if ('retryAfterSeconds' in result) throw rateLimited(result.retryAfterSeconds)
   cache.invalidate(result.code)
   ctx.deps.linkChecks?.wake() // its first check was queued with it
-  return json(201, present(baseUrl, result), { location: `/api/v1/links/${result.code}` })
+  return json(201, presentLink(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
 /** A bulk create takes url, code and expires_at; a start, a cap, a password, tags, a card or rules are set with a single create or a PATCH. */
@@ -115,6 +152,9 @@ function refuseLimitsInBulk(input: LinkInput): void {
     ...(input.description === null ? [] : ['description']),
     ...(input.imageUrl === null ? [] : ['image_url']),
     ...(input.rules.length === 0 ? [] : ['rules']),
+    ...(input.variants.length === 0 ? [] : ['variants']),
+    ...(input.conversions ? ['conversions'] : []),
+    ...(input.promoteWinner ? ['promote_winner'] : []),
   ]
   if (fields.length > 0) throw invalidFields(fields.map((field) => ({ field, code: 'INVALID' as const, message: 'is not taken by a bulk create: create the link alone, or PATCH it' })))
 }
@@ -167,7 +207,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
     if (r === 'aborted') return itemError(batchAborted())
     if ('retryAfterSeconds' in r) return { ...itemError(rateLimited(r.retryAfterSeconds)), retry_after: r.retryAfterSeconds }
     cache.invalidate(r.code)
-    return { status: 201, link: present(baseUrl, r) }
+    return { status: 201, link: presentLink(baseUrl, r) }
   })
   if (next > 0) ctx.deps.linkChecks?.wake()
   return json(200, { results })
@@ -194,7 +234,7 @@ export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   if (search !== undefined && [...search].length > MAX_SEARCH_CHARS) q.fail('q', 'TOO_LONG', `must be at most ${MAX_SEARCH_CHARS} characters`)
   q.check()
   const filter = { ...(tag === undefined ? {} : { tag }), ...(search === undefined ? {} : { q: search }), ...(health === undefined ? {} : { health }) }
-  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => present(ctx.deps.baseUrl, l))
+  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => presentLink(ctx.deps.baseUrl, l))
   if (!wantsCsv(format, ctx.req.headers.accept)) return json(200, { links })
   const rows = links.map((l) => LINK_COLUMNS.map((c) => (c === 'health' ? l.health.status : typeof l[c] === 'boolean' ? String(l[c]) : l[c])))
   return csv([[...LINK_COLUMNS], ...rows], 'links.csv')
@@ -204,27 +244,35 @@ export async function getLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   const link = await findLink(ctx.deps.sql, sessionOf(ctx).userId, code)
   if (link === undefined) throw linkNotFound()
-  return json(200, present(ctx.deps.baseUrl, link))
+  return json(200, presentLink(ctx.deps.baseUrl, link))
 }
 
 export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   const session = sessionOf(ctx)
-  const { url, password, ...rest } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
+  const { url, password, variants, conversions, promoteWinner, ...rest } = parseLinkChange(ctx.body) // field validation comes before the look-up (contract §2)
   const code = codeParam(ctx)
   if (url !== undefined) refuseOwnShortLink(url, ctx.deps.baseUrl)
   rest.rules?.forEach((rule, i) => refuseOwnShortLink(rule.url, ctx.deps.baseUrl, `rules[${i}].url`))
   await refuseBlockedImage(ctx, rest.imageUrl)
+  await refuseBadVariants(ctx, variants)
+  const experiment = experimentChange(variants, conversions, promoteWinner)
   if (typeof password === 'string') await takeLinkPasswordChange(ctx.deps.buckets, session.userId)
   const passwordHash = password === undefined || password === null ? password : await hashOf(ctx, password)
   const change = { url: url === undefined ? undefined : { url, location: toLocation(url), host: hostOf(url) }, ...rest, passwordHash }
-  const link = await updateLink(ctx.deps.sql, session.userId, code, change)
+  // The link row carries its experiment; a change of the experiment commits with the link's.
+  const link = experiment === undefined
+    ? await updateLink(ctx.deps.sql, session.userId, code, change)
+    : await ctx.deps.sql.begin(async (tx) => {
+        const updated = await updateLink(tx, session.userId, code, change)
+        return typeof updated !== 'object' ? updated : withExperiment(updated, await writeExperiment(tx, code, experiment))
+      })
   if (link === 'not-found') throw linkNotFound()
   // An operator's decision stands: the owner may delete the link, not change it.
   if (link === 'disabled') throw linkLocked()
   if (link === 'blocked') throw urlBlocked(await blockedFields(ctx, url, rest.rules ?? []))
   ctx.deps.cache.invalidate(code)
   if (url !== undefined || rest.rules !== undefined) ctx.deps.linkChecks?.wake()
-  return json(200, present(ctx.deps.baseUrl, link))
+  return json(200, presentLink(ctx.deps.baseUrl, link))
 }
 
 export async function removeLink(ctx: LinksCtx): Promise<Reply> {

@@ -1,6 +1,6 @@
 // GET /api/v1/links/{code}/stats: a link's visits per UTC day (humans, bots, unique visitors,
 // and the humans by device, browser, OS and country) and its referrer hosts, over a range of at
-// most 400 days; as JSON, or as CSV with one row per day.
+// most 400 days, with its experiment's variants and verdict; as JSON, or as CSV with one row per day.
 import { sessionOf, type Ctx } from '../context.js'
 import { linkNotFound } from '../http/errors.js'
 import { Query } from '../http/query.js'
@@ -11,6 +11,8 @@ import { codeParam } from './short-code.js'
 import { firstRetainedDay } from '../stats/job.js'
 import { readStats, type DimCount } from '../stats/queries.js'
 import { dateOf } from '../stats/visits.js'
+import { resultsOf, type Results } from '../experiments/queries.js'
+import { judge } from '../experiments/significance.js'
 
 /** What these routes may touch. */
 type StatsCtx = Ctx<'sql' | 'reads' | 'config'>
@@ -78,8 +80,25 @@ export async function getStats(ctx: StatsCtx): Promise<Reply> {
     days.push(day)
   }
   const totals = Object.fromEntries(BREAKDOWNS.map(([key]) => [key, total(days, key)])) as Record<BreakdownKey, Array<{ name: string; visits: number }>>
-  if (wantsCsv(format, ctx.req.headers.accept)) return csv(statsCsv(days, totals), `${code}-${from}-${to}.csv`)
-  return json(200, { code, from, to, total: humans + bots, humans, bots, days, referrers: stored.referrers, ...totals })
+  const results = resultsOf(stored.experiment)
+  const variants = variantsOf(results)
+  if (wantsCsv(format, ctx.req.headers.accept)) return csv(statsCsv(days, totals, results), `${code}-${from}-${to}.csv`)
+  // The verdict is over the whole experiment, whatever the range: a range picked to suit cannot make a winner.
+  const experiment = judge(results?.totals ?? [])
+  return json(200, { code, from, to, total: humans + bots, humans, bots, days, referrers: stored.referrers, ...totals, variants, experiment })
+}
+
+/** Each variant's counts over the range (sums of its days; uniques as each day counts them). */
+function variantsOf(results: Results | undefined): Array<{ url: string; weight: number; visits: number; uniques: number; conversions: number }> {
+  if (results === undefined) return []
+  const sums = results.arms.map((a) => ({ url: a.url, weight: a.weight, visits: 0, uniques: 0, conversions: 0 }))
+  for (const d of results.days) {
+    const s = sums[d.variant]!
+    s.visits += d.visits
+    s.uniques += d.uniques
+    s.conversions += d.conversions
+  }
+  return sums
 }
 
 type BreakdownKey = (typeof BREAKDOWNS)[number][0]
@@ -92,13 +111,24 @@ function total(days: readonly Day[], key: BreakdownKey): Array<{ name: string; v
   return [...sums].map(([name, visits]) => ({ name, visits })).sort((a, b) => b.visits - a.visits || (a.name < b.name ? -1 : 1))
 }
 
-/** One row per day: the day's counts, then a column per value of each breakdown (as "device:mobile"). */
-function statsCsv(days: readonly Day[], totals: Record<BreakdownKey, Array<{ name: string }>>): Cell[][] {
+/**
+ * One row per day: the day's counts, a column per value of each breakdown (as "device:mobile"),
+ * then, for an experiment, three per variant ("variant0:visits", "variant0:uniques", "variant0:conversions").
+ */
+function statsCsv(days: readonly Day[], totals: Record<BreakdownKey, Array<{ name: string }>>, results: Results | undefined): Cell[][] {
   const columns = BREAKDOWNS.flatMap(([key, dim]) => totals[key].map((t) => [key, dim, t.name] as const))
-  const rows: Cell[][] = [['date', 'visits', 'humans', 'bots', 'uniques', ...columns.map(([, dim, name]) => `${dim}:${name}`)]]
-  for (const d of days) rows.push([d.date, d.visits, d.humans, d.bots, d.uniques, ...columns.map(([key, , name]) => d[key][name] ?? 0)])
+  const arms = results?.arms.map((_, i) => i) ?? []
+  const byDay = new Map((results?.days ?? []).map((d) => [`${d.day} ${d.variant}`, d]))
+  const variantCells = (date: string) => arms.flatMap((i) => {
+    const d = byDay.get(`${date} ${i}`)
+    return [d?.visits ?? 0, d?.uniques ?? 0, d?.conversions ?? 0]
+  })
+  const rows: Cell[][] = [['date', 'visits', 'humans', 'bots', 'uniques', ...columns.map(([, dim, name]) => `${dim}:${name}`), ...arms.flatMap((i) => VARIANT_COLUMNS.map((c) => `variant${i}:${c}`))]]
+  for (const d of days) rows.push([d.date, d.visits, d.humans, d.bots, d.uniques, ...columns.map(([key, , name]) => d[key][name] ?? 0), ...variantCells(d.date)])
   return rows
 }
+
+const VARIANT_COLUMNS = ['visits', 'uniques', 'conversions'] as const
 
 /**
  * from and to (inclusive, "YYYY-MM-DD", UTC days) as day numbers. Defaults: to is today, from is

@@ -2,6 +2,7 @@
 import { Fields, hasInvisible } from '../http/fields.js'
 import { canonicalHost } from './hosts.js'
 import { parseRules, type Rule } from './rules.js'
+import { parseFlag, parseVariants, type Variant } from '../experiments/variants.js'
 import { CODE_LENGTH, isShortCode } from './short-code.js'
 
 export const MAX_URL_BYTES = 4096
@@ -47,6 +48,12 @@ export interface LinkInput {
   imageUrl: string | null
   /** redirect rules (rules.ts), in order; []: none */
   rules: Rule[]
+  /** weighted destinations (experiments/variants.ts); []: none */
+  variants: Variant[]
+  /** each GET redirect carries a click id */
+  conversions: boolean
+  /** a confident winner becomes the url */
+  promoteWinner: boolean
 }
 
 export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now()): LinkInput {
@@ -62,8 +69,11 @@ export function parseLinkCreate(body: Record<string, unknown>, nowMs = Date.now(
   const description = f.optionalString('description', DESCRIPTION_RULE) ?? null
   const imageUrl = checkImageUrl(f, f.optionalString('image_url', URL_RULE)) ?? null
   const rules = parseRules(f, body.rules, ruleUrl(f)) ?? []
+  const variants = parseVariants(f, body.variants, ruleUrl(f)) ?? []
+  const conversions = parseFlag(f, body, 'conversions') ?? false
+  const promoteWinner = parseFlag(f, body, 'promote_winner') ?? false
   f.check()
-  const input = { url: url!, expiresAt, startsAt, maxVisits, password, tags, title, description, imageUrl, rules }
+  const input = { url: url!, expiresAt, startsAt, maxVisits, password, tags, title, description, imageUrl, rules, variants, conversions, promoteWinner }
   return code === undefined ? input : { ...input, code }
 }
 
@@ -78,6 +88,19 @@ export function checkStoredLink(row: Record<string, unknown>): void {
   // the redirect evaluates what it reads: rules come in only as the API would take them
   if (row.rules !== null && row.rules !== undefined) parseRules(f, row.rules, ruleUrl(f))
   f.check()
+}
+
+/**
+ * A stored experiment's variants (a row of an import): the API's rules for each, as sent (their
+ * url and weight; what is computed from the url is computed again). Throws the API's 422.
+ */
+export function checkStoredVariants(row: Record<string, unknown>): Variant[] {
+  const f = new Fields(row)
+  const given = Array.isArray(row.variants) ? row.variants.map((v: { url?: unknown; weight?: unknown } | null) => ({ url: v?.url, weight: v?.weight })) : row.variants
+  const variants = parseVariants(f, given, ruleUrl(f))
+  if (variants === undefined && Array.isArray(given)) f.fail('variants', 'INVALID', 'must be 2 to 10 variants or none')
+  f.check()
+  return variants ?? []
 }
 
 /** What a PATCH asks: an absent field stays (undefined); null clears expires_at, starts_at or max_visits. */
@@ -96,17 +119,23 @@ export interface LinkChangeInput {
   imageUrl?: string | null
   /** replaces the rules ([] or null: none) */
   rules?: Rule[]
+  /** replaces the variants ([] or null: none) */
+  variants?: Variant[]
+  conversions?: boolean
+  promoteWinner?: boolean
 }
 
 /** The fields a PATCH may clear with null, besides url which it may only replace. */
-const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password', 'tags', 'rules', ...CARD_FIELDS] as const
+const CLEARABLE = ['expires_at', 'starts_at', 'max_visits', 'password', 'tags', 'rules', 'variants', ...CARD_FIELDS] as const
+/** The experiment's flags: given, they too make a PATCH without url. */
+const FLAGS = ['conversions', 'promote_winner'] as const
 
 /** A PATCH: `url`, `expires_at`, `starts_at`, `max_visits`, at least one of them. */
 export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now()): LinkChangeInput {
   const f = new Fields(body)
   const gives = (name: (typeof CLEARABLE)[number]) => Object.hasOwn(body, name)
   let url: string | undefined
-  if (CLEARABLE.some(gives) || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
+  if (CLEARABLE.some(gives) || FLAGS.some((flag) => f.has(flag)) || f.has('url')) url = checkUrl(f, f.optionalString('url', URL_RULE))
   else f.fail('url', 'REQUIRED', 'is required unless another field of the link is given')
   const expiresAt = gives('expires_at') ? parseExpiry(f, body.expires_at, nowMs) : undefined
   const startsAt = gives('starts_at') ? parseStart(f, body.starts_at, expiresAt ?? undefined) : undefined
@@ -117,6 +146,9 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   const description = f.optionalString('description', DESCRIPTION_RULE)
   const imageUrl = checkImageUrl(f, f.optionalString('image_url', URL_RULE))
   const rules = gives('rules') ? parseRules(f, body.rules, ruleUrl(f)) : undefined
+  const variants = gives('variants') ? parseVariants(f, body.variants, ruleUrl(f)) : undefined
+  const conversions = parseFlag(f, body, 'conversions')
+  const promoteWinner = parseFlag(f, body, 'promote_winner')
   f.check()
   const change: LinkChangeInput = {}
   if (url !== undefined) change.url = url
@@ -129,10 +161,13 @@ export function parseLinkChange(body: Record<string, unknown>, nowMs = Date.now(
   if (gives('description')) change.description = description ?? null
   if (gives('image_url')) change.imageUrl = imageUrl ?? null
   if (gives('rules')) change.rules = rules ?? []
+  if (gives('variants')) change.variants = variants ?? []
+  if (conversions !== undefined) change.conversions = conversions
+  if (promoteWinner !== undefined) change.promoteWinner = promoteWinner
   return change
 }
 
-/** A rule's url, under its own field path: the link url's rules (type, length, urlProblem). */
+/** A rule's or a variant's url, under its own field path: the link url's rules (type, length, urlProblem). */
 const ruleUrl = (f: Fields) => (field: string, url: unknown): string | undefined => {
   if (url === undefined || url === null) return f.fail(field, 'REQUIRED', 'is required')
   if (typeof url !== 'string') return f.fail(field, 'TYPE', 'must be a string')

@@ -324,6 +324,8 @@ export interface StoredStats {
   days: DayCounts[]
   referrers: Array<{ host: string; visits: number }>
   dims: DimCount[]
+  /** the link's experiment, as experiment_results gives it (sql/0027), read by experiments/queries.ts resultsOf */
+  experiment: unknown
 }
 
 /**
@@ -336,7 +338,8 @@ export async function readStats(sql: Sql, userId: string, code: string, from: st
     r_days: Array<[day: string, humans: number, bots: number, counted: number, sketch: string | null]>
     r_referrers: Array<[host: string, visits: number]>
     r_dims: Array<[day: string, dim: Dimension, value: string, visits: number]>
-  }>>`select * from link_stats(${userId}, ${code}, ${from}::date, ${to}::date)`
+    r_experiment: unknown
+  }>>`select *, experiment_results(${code}, ${from}::date, ${to}::date) as r_experiment from link_stats(${userId}, ${code}, ${from}::date, ${to}::date)`
   if (row === undefined) return undefined
   return {
     days: row.r_days.map(([day, humans, bots, counted, sketch]) => ({
@@ -347,5 +350,6 @@ export async function readStats(sql: Sql, userId: string, code: string, from: st
     })),
     referrers: row.r_referrers.map(([host, visits]) => ({ host, visits })),
     dims: row.r_dims.map(([day, dim, value, visits]) => ({ day, dim, value, visits })),
+    experiment: row.r_experiment,
   }
 }

@@ -9,6 +9,7 @@ import type { BlockList } from 'node:net'
 import { clientKeyOf } from '../address.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { isBot } from './bots.js'
+import { agentCut } from './user-agent.js'
 import { DIRECT, OTHER, referrerHost } from './referrer.js'
 
 export const DAY_MS = 86_400_000
@@ -29,7 +30,7 @@ const MAX_PENDING_ADDRESSES = 100_000
 export const UNKNOWN = ''
 /** Entries of the folds' memos (agent → bot?, Referer → host, peer and forwarded → address) before they start afresh. */
 const MEMO_ENTRIES = 20_000
-/** Longer header values are worked out each time rather than kept (a memo of 16 KiB keys would be large). */
+/** Longer Referers are worked out each time rather than kept (a memo of 16 KiB keys would be large). */
 const MEMO_KEY_CHARS = 512
 
 export interface DayPending {
@@ -38,7 +39,7 @@ export interface DayPending {
   referrers: Map<string, number>
   /** human visitors, by visitorKey (their client address); hashed only when written */
   visitors: Set<string>
-  /** human visits by User-Agent (cut to MEMO_KEY_CHARS), parsed only when written (breakdowns.ts) */
+  /** human visits by User-Agent (cut to AGENT_CHARS), parsed only when written (breakdowns.ts) */
   agents: Map<string, number>
   /** human visits by visitorKey, placed in a country only when written, and never stored */
   addresses: Map<string, number>
@@ -149,12 +150,10 @@ export class VisitTally {
       const dayNumber = Math.floor(at / DAY_MS)
       let day = p.days.get(dayNumber)
       if (day === undefined) p.days.set(dayNumber, (day = newDay()))
-      const agent = agents[i]
+      const raw = agents[i]
+      const agent = raw === undefined ? undefined : agentCut(raw)
       let bot = bots.get(agent)
-      if (bot === undefined) {
-        bot = isBot(agent)
-        if (agent === undefined || agent.length <= MEMO_KEY_CHARS) bots.set(agent, bot)
-      }
+      if (bot === undefined) bots.set(agent, (bot = isBot(agent)))
       const referer = referers[i]
       let host = hosts.get(referer)
       if (host === undefined) {
@@ -175,7 +174,7 @@ export class VisitTally {
       if (byForward === undefined) visitors.set(peer, (byForward = new Map()))
       let who = byForward.get(forwarded[i])
       if (who === undefined) byForward.set(forwarded[i], (who = visitorKey(clientAddress(peer, forwarded[i], this.#trustProxy))))
-      this.#countAgent(day, agent!.length > MEMO_KEY_CHARS ? agent!.slice(0, MEMO_KEY_CHARS) : agent!)
+      this.#countAgent(day, agent!)
       this.#countAddress(day, who)
       if (day.visitors.has(who)) continue
       if (this.#visitors >= MAX_PENDING_VISITORS) {

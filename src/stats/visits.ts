@@ -64,7 +64,16 @@ export class VisitCounter {
   }
 
   start(): void {
-    this.#timer = setInterval(() => void this.flush(), this.options.flushMs).unref()
+    this.#next(this.options.flushMs)
+  }
+
+  /** The next timed flush, `ms` from now; then the one after, paced by how long this one took. */
+  #next(ms: number): void {
+    this.#timer = setTimeout(async () => {
+      const started = performance.now()
+      await this.flush().catch(() => undefined) // #write logs its own failures
+      if (this.#timer !== undefined) this.#next(flushGap(this.options.flushMs, performance.now() - started))
+    }, ms).unref()
   }
 
   /** Visits counted and not yet written. */
@@ -215,10 +224,23 @@ export class VisitCounter {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer)
+    clearTimeout(this.#timer)
+    this.#timer = undefined
     await this.flush()
   }
 }
+
+/**
+ * The wait before the next timed flush: VISIT_FLUSH_MS, or nine times as long as the last flush
+ * took, so that flushes keep at most a tenth of the database busy however many links are visited
+ * (a flush costs a row per link, day and breakdown, which grows far slower than its visits when
+ * it waits longer); never more than MAX_FLUSH_GAP_MS, as `visits` may lag only a few seconds.
+ */
+export function flushGap(flushMs: number, tookMs: number): number {
+  return Math.max(flushMs, Math.min(MAX_FLUSH_GAP_MS, FLUSH_PAUSE_FACTOR * tookMs))
+}
+const FLUSH_PAUSE_FACTOR = 9
+const MAX_FLUSH_GAP_MS = 5_000
 
 /** A long loop's pause points: `due()` once SLICE_MS has run since the event loop last turned, and `turn()` to let it. */
 function slices(): { due(): boolean; turn(): Promise<void> } {

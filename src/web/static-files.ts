@@ -1,6 +1,7 @@
 // The web app's built files, read into memory once at start with their headers worked
 // out in advance: a request for /app/... costs a Map look-up. index.html is the answer for every
-// client route; a file name that is not among the built files is 404.
+// client route; a file name that is not among the built files is 404. The app fetches one of its
+// catalogues (assets/messages-{tag}.{hash}.json), the one of the language it speaks.
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { extname, join, relative, sep } from 'node:path'
@@ -26,6 +27,7 @@ const TYPES: Record<string, string> = {
 // scripts/build-app.mjs names every file but index.html after its content: a new build is a new name.
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 const INDEX = 'index.html'
+const CATALOGUE = /^assets\/messages-[\w-]+\.[\w-]+\.json$/
 
 interface File {
   body: Buffer
@@ -64,11 +66,20 @@ export class AppFiles {
     }
   }
 
-  /** Bytes over the wire for the whole app, gzipped where that is smaller (the size budget). */
+  /**
+   * Bytes over the wire for the whole app in its largest language, gzipped where that is smaller
+   * (the size budget): every file but the catalogues, and the largest catalogue, since a browser
+   * fetches only its own.
+   */
   get gzipBytes(): number {
     let total = 0
-    for (const f of this.#files.values()) total += (f.gzip ?? f.body).length
-    return total
+    let catalogue = 0
+    for (const [name, f] of this.#files) {
+      const bytes = (f.gzip ?? f.body).length
+      if (CATALOGUE.test(name)) catalogue = Math.max(catalogue, bytes)
+      else total += bytes
+    }
+    return total + catalogue
   }
 
   /**

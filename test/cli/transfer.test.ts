@@ -50,7 +50,7 @@ test('the stream: a header, users with password hashes, sessions, links with tom
   assert.is(of('visit_days')[0].humans, 3)
   assert.equal(of('visit_referrers').map((r) => r.host).sort(), ['direct', 'news.example'])
   const trailer = lines.at(-1)
-  assert.equal(trailer.counts, { users: 2, sessions: 2, links: 3, link_caps: 0, visit_days: 1, visit_referrers: 2, visit_dims: 4, blocked_hosts: 1, blocklist_sources: 0, reports: 0, webhooks: 1 })
+  assert.equal(trailer.counts, { users: 2, sessions: 2, links: 3, link_caps: 0, experiment_secret: 1, link_experiments: 0, experiment_days: 0, conversions_seen: 0, visit_days: 1, visit_referrers: 2, visit_dims: 4, blocked_hosts: 1, blocklist_sources: 0, reports: 0, webhooks: 1 })
   // Webhooks move with their secrets, so that receivers keep verifying after a migration.
   assert.equal(of('webhooks').map((w) => [w.url, w.events, /^whsec_/.test(w.secret)]), [['https://hooks.example/link-service', ['link.expired'], true]])
   assert.equal(of('visit_dims').map((r) => r.dim).sort(), ['browser', 'country', 'device', 'os'])

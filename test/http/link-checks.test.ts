@@ -4,6 +4,7 @@
 import * as assert from 'uvu/assert'
 import { blockHost } from '../../src/admin/blocks.js'
 import { listReports } from '../../src/reports/queries.js'
+import { monthlyFigures } from '../../src/transparency/queries.js'
 import { assertError, assertQueryError, call, newLink, newUser, uniqueName, type User } from '../helpers/api.js'
 import { metricValue } from '../helpers/metrics.js'
 import { Receiver } from '../helpers/receiver.js'
@@ -72,7 +73,8 @@ checks('a page that answers 200 is ok within seconds; answering 404 it is broken
   assert.ok((await metricValue(srv, 'link_service_link_checks_total{result="ok"}')) >= 2)
 })
 
-checks('a hop that redirects to a blocked host is flagged at once: the link answers 410 with a page that says why, and a report is opened', async ({ srv, target, rx, user }) => {
+checks('a hop that redirects to a blocked host is flagged at once: the link answers 410 with a page that says why, a report is opened, and /transparency.json counts the stop', async ({ srv, target, rx, user }) => {
+  const [before] = await monthlyFigures(srv.service.db.sql, 1)
   const evil = `${uniqueName('evil')}.example`
   await blockHost(srv.service.db.sql, evil)
   target.answer('/hop', { status: 302, location: `http://${evil}/login` })
@@ -91,6 +93,9 @@ checks('a hop that redirects to a blocked host is flagged at once: the link answ
   assert.equal(reports.map((r) => r.reason), ['link-check'])
   const [stops] = await srv.service.db.sql<{ n: number }[]>`select count(*)::int as n from link_check_stops where code = ${link.code}`
   assert.is(stops!.n, 1)
+  const published = await call(srv.url, 'GET', '/transparency.json')
+  const month = published.body.months.at(-1)
+  assert.equal([month.month, month.links_stopped_by_health_checks], [before!.month, before!.links_stopped_by_health_checks + 1], 'one more stop by health checks this month')
   await until(5_000, () => rx.of('link.unhealthy').some((r) => r.event.data.code === link.code && r.event.data.health.status === 'flagged'))
 
   // Its destination fixed, the next check starts it again.

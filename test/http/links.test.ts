@@ -9,7 +9,7 @@ const BASE_URL = 'https://sho.rt'
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const CODE = /^[0-9A-Za-z]{8}$/
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
-const LINK_FIELDS = ['code', 'created_at', 'description', 'disabled', 'expires_at', 'health', 'image_url', 'last_visited_at', 'max_visits', 'password_protected', 'rules', 'short_url', 'starts_at', 'tags', 'title', 'updated_at', 'url', 'visits', 'visits_left']
+const LINK_FIELDS = ['code', 'conversions', 'created_at', 'description', 'disabled', 'expires_at', 'health', 'image_url', 'last_visited_at', 'max_visits', 'password_protected', 'promote_winner', 'rules', 'short_url', 'starts_at', 'tags', 'title', 'updated_at', 'url', 'variants', 'visits', 'visits_left']
 
 /** A random, well-formed custom code (62^8 of them: no clash with another test). */
 function randomCode(): string {

@@ -45,7 +45,7 @@ test('five redirects show up within two seconds: total 5, bots 2, the referrer h
     return res.body.total === 5
   })
   assert.is(res!.status, 200)
-  assert.equal(Object.keys(res!.body), ['code', 'from', 'to', 'total', 'humans', 'bots', 'days', 'referrers', 'devices', 'browsers', 'os', 'countries'])
+  assert.equal(Object.keys(res!.body), ['code', 'from', 'to', 'total', 'humans', 'bots', 'days', 'referrers', 'devices', 'browsers', 'os', 'countries', 'variants', 'experiment'])
   assert.is(res!.body.code, link.code)
   assert.is(res!.body.bots, 2)
   assert.is(res!.body.humans, 3)

@@ -36,7 +36,7 @@ test('an unknown code: a browser gets a 404 page offering to report a link; curl
     const res = await call(srv.url, 'GET', '/r/Zz9Zz9Zz', { headers: accept === undefined ? {} : { accept } })
     assert.equal([res.status, res.body?.code, res.headers.get('vary')], [404, 'LINK_NOT_FOUND', 'Accept'], String(accept))
   }
-  assert.is(page.headers.get('vary'), 'Accept', 'the two answers differ by Accept: caches are told')
+  assert.is(page.headers.get('vary'), 'Accept, Accept-Language', 'the two answers differ by Accept, the page by language too: caches are told')
   assertPage(await asBrowser(srv, '/r/short'), 404) // a malformed code, on the general path
 })
 
@@ -104,6 +104,63 @@ test('the preview shows a working link\'s destination and host (Unicode and puny
   assert.equal([json.status, json.body.code], [410, 'LINK_DISABLED'])
   assert.equal((await call(srv.url, 'GET', '/r/Zz9Zz9Zz/preview')).body.code, 'LINK_NOT_FOUND')
   assertPage(await asBrowser(srv, '/r/Zz9Zz9Zz/preview'), 404)
+})
+
+test('a page speaks the visitor\'s language: German, Arabic right to left, English otherwise; Vary and Content-Language say so', async ({ srv }) => {
+  for (const [header, lang, dir, title] of [
+    ['de-DE,de;q=0.9,en;q=0.8', 'de', 'ltr', 'Diesen Kurzlink gibt es nicht'],
+    ['ar', 'ar', 'rtl', 'هذا الرابط المختصر غير موجود'],
+    ['fr-CA, en;q=0.5', 'fr', 'ltr', 'Ce lien court n’existe pas'],
+    ['pt-BR, zh;q=0.8', 'en', 'ltr', 'This short link does not exist'],
+    [undefined, 'en', 'ltr', 'This short link does not exist'],
+  ] as Array<[string | undefined, string, string, string]>) {
+    const page = await asBrowser(srv, '/r/Zz9Zz9Zz', header === undefined ? {} : { 'accept-language': header })
+    assertPage(page, 404)
+    assert.match(page.text, new RegExp(`<html lang="${lang}" dir="${dir}">`), String(header))
+    assert.ok(page.text.includes(`<h1>${title}</h1>`), `${header}: ${title}`)
+    assert.is(page.headers.get('content-language'), lang)
+    assert.is(page.headers.get('vary'), 'Accept, Accept-Language')
+  }
+})
+
+test('the password form, the preview and a stopped link\'s page in German, from the cache too; the API\'s JSON stays English', async ({ srv, user }) => {
+  const de = { 'accept-language': 'de-CH, de;q=0.9' }
+  const locked = await call(srv.url, 'POST', '/api/v1/links', { token: user.token, body: { url: 'https://example.com/locked', password: 'open sesame please' } })
+  for (let i = 0; i < 2; i++) {
+    const page = await asBrowser(srv, `/r/${locked.body.code}`, de) // the second from the cache
+    assert.is(page.status, 401)
+    assert.match(page.text, /<html lang="de" dir="ltr">/)
+    assert.match(page.text, /Dieser Kurzlink ist geschützt/)
+    assert.match(page.text, /<button class="button primary" type="submit">Link öffnen<\/button>/)
+    assert.is(page.headers.get('content-language'), 'de')
+  }
+  const wrong = await fetch(`${srv.url}/r/${locked.body.code}/unlock`, { method: 'POST', headers: { accept: BROWSER, 'content-type': 'application/x-www-form-urlencoded', ...de }, body: 'password=nope' })
+  assert.is(wrong.status, 401)
+  assert.match(await wrong.text(), /Das Passwort stimmt nicht/)
+  const link = await newLink(srv.url, user.token, 'https://example.com/open')
+  const preview = await asBrowser(srv, `/r/${link.code}/preview`, de)
+  assert.is(preview.status, 200)
+  assert.match(preview.text, /Wohin dieser Kurzlink führt/)
+  assert.match(preview.text, /<span>Weiter zu <bdi>example\.com<\/bdi><\/span>/)
+  await disableLink(srv.service.db.sql, link.code, 'spam')
+  await feedSettled(srv)
+  srv.service.deps.cache.invalidate(link.code)
+  const stopped = await asBrowser(srv, `/r/${link.code}`, { 'accept-language': 'ar' })
+  assertPage(stopped, 410)
+  assert.match(stopped.text, /<html lang="ar" dir="rtl">/)
+  assert.match(stopped.text, /تم تعطيل هذا الرابط المختصر/)
+  // API error messages are for developers: English whatever the language asked
+  const json = await call(srv.url, 'GET', `/r/${link.code}`, { headers: de })
+  assert.equal([json.status, json.body.code, json.headers.get('content-language'), json.headers.get('vary')], [410, 'LINK_DISABLED', null, 'Accept'])
+  assert.match(json.body.message, /^[\x20-\x7e]+$/)
+})
+
+test('a redirect does not depend on the language: no Content-Language, no Vary on it', async ({ srv, user }) => {
+  const link = await newLink(srv.url, user.token, 'https://example.com/plain')
+  for (let i = 0; i < 2; i++) {
+    const res = await fetch(`${srv.url}/r/${link.code}`, { redirect: 'manual', headers: { accept: BROWSER, 'accept-language': 'ar' } })
+    assert.equal([res.status, res.headers.get('content-language'), res.headers.get('vary')], [302, null, null])
+  }
 })
 
 test.run()

@@ -31,22 +31,26 @@ outage('a receiver down for 30 s gets every event of that time once it is back, 
     assert.is((await call(srv.url, 'PATCH', `/api/v1/links/${links[0].code}`, { token: user.token, body: { url: 'https://example.com/outage/changed' } })).status, 200)
     assert.is((await call(srv.url, 'DELETE', `/api/v1/links/${links[2].code}`, { token: user.token })).status, 204)
     const ua = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0' }
-    for (let i = 0; i < 3; i++) await fetch(`${srv.url}/r/${links[1].code}`, { redirect: 'manual', headers: ua })
+    await Promise.all([0, 1, 2].map(() => fetch(`${srv.url}/r/${links[1].code}`, { redirect: 'manual', headers: ua })))
     await until(5_000, async () => (await call(srv.url, 'GET', `/api/v1/links/${links[1].code}`, { token: user.token })).body.visits === 3)
     await sleep(Math.max(0, 30_000 - (Date.now() - down)))
     // Meanwhile every delivery was tried, and failed, more than once.
     const during = (await call(srv.url, 'GET', `/api/v1/webhooks/${hook.body.id}/deliveries`, { token: user.token })).body.deliveries
-    assert.is(during.length, 6, 'three created, one updated, one deleted, one clicked')
+    // link.clicked is one event per flush: the three visits are usually one, but a flush that
+    // falls between them makes two, which together hold the three visits.
+    const clicks = during.length - 5
+    assert.ok(clicks === 1 || clicks === 2, `three created, one updated, one deleted, and one or two clicked: ${during.length}`)
     assert.ok(during.every((d: any) => d.state === 'pending' && d.attempts.length >= 3 && d.attempts.every((a: any) => a.error !== null)), JSON.stringify(during.map((d: any) => d.attempts.length)))
     await rx.start()
-    await until(10_000, () => rx.received.length >= 6)
+    await until(10_000, () => rx.received.length >= during.length)
     await sleep(1_000) // nothing more comes
-    assert.equal(rx.received.map((r) => r.event.type).sort(), ['link.clicked', 'link.created', 'link.created', 'link.created', 'link.deleted', 'link.updated'])
+    assert.equal(rx.received.map((r) => r.event.type).sort(), [...Array(clicks).fill('link.clicked'), 'link.created', 'link.created', 'link.created', 'link.deleted', 'link.updated'])
     const ids = rx.received.map((r) => r.headers['webhook-id'])
-    assert.is(new Set(ids).size, 6, 'each event once')
+    assert.is(new Set(ids).size, during.length, 'each event once')
     assert.equal(new Set(ids), new Set(during.map((d: any) => d.id)))
-    const clicked = rx.of('link.clicked')[0]!.event.data
-    assert.equal([clicked.code, clicked.count], [links[1].code, 3])
+    const clicked = rx.of('link.clicked').map((r) => r.event.data)
+    assert.equal([...new Set(clicked.map((c) => c.code))], [links[1].code])
+    assert.is(clicked.reduce((n, c) => n + c.count, 0), 3, 'the clicked events hold the three visits')
     assert.is(rx.of('link.updated')[0]!.event.data.url, 'https://example.com/outage/changed')
     assert.is(rx.of('link.deleted')[0]!.event.data.code, links[2].code)
   } finally {

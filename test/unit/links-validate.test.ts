@@ -97,13 +97,13 @@ const create = suite('parseLinkCreate')
 
 // contract §4: POST /api/v1/links takes {"url"} and optionally {"code"}
 create('returns the url exactly as sent, and the code when one is given', () => {
-  assert.equal(parseLinkCreate({ url: 'HTTPS://EXAMPLE.COM/x', expiresAt: null }), { url: 'HTTPS://EXAMPLE.COM/x', expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [] })
-  assert.equal(parseLinkCreate({ url: 'https://e.com/', code: 'aZ3kP9qR', expiresAt: null }), { url: 'https://e.com/', code: 'aZ3kP9qR', expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [] })
+  assert.equal(parseLinkCreate({ url: 'HTTPS://EXAMPLE.COM/x', expiresAt: null }), { url: 'HTTPS://EXAMPLE.COM/x', expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [], variants: [], conversions: false, promoteWinner: false })
+  assert.equal(parseLinkCreate({ url: 'https://e.com/', code: 'aZ3kP9qR', expiresAt: null }), { url: 'https://e.com/', code: 'aZ3kP9qR', expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [], variants: [], conversions: false, promoteWinner: false })
 })
 
 // contract §1: unknown request fields are ignored
 create('ignores unknown fields', () => {
-  assert.equal(parseLinkCreate({ url: 'https://e.com/', visits: 9, owner: 'x' }), { url: 'https://e.com/', expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [] })
+  assert.equal(parseLinkCreate({ url: 'https://e.com/', visits: 9, owner: 'x' }), { url: 'https://e.com/', expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [], variants: [], conversions: false, promoteWinner: false })
 })
 
 // contract §2: a field missing or of the wrong type → REQUIRED / TYPE; null counts as missing
@@ -123,7 +123,7 @@ create('an empty url is TOO_SHORT', () => {
 create('a url of exactly 4096 bytes is accepted and 4097 bytes is TOO_LONG', () => {
   const max = urlOfBytes(4096)
   assert.is(Buffer.byteLength(max), 4096)
-  assert.equal(parseLinkCreate({ url: max }), { url: max, expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [] })
+  assert.equal(parseLinkCreate({ url: max }), { url: max, expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [], variants: [], conversions: false, promoteWinner: false })
   const over = urlOfBytes(4097)
   assert.is(Buffer.byteLength(over), 4097)
   assert.equal(fieldCodes(() => parseLinkCreate({ url: over })), [['url', 'TOO_LONG']])
@@ -134,7 +134,7 @@ create('multibyte characters count as their UTF-8 bytes', () => {
   const max = urlOfBytes(4096, 'é')
   assert.is(Buffer.byteLength(max), 4096)
   assert.ok(max.length < 4096)
-  assert.equal(parseLinkCreate({ url: max }), { url: max, expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [] })
+  assert.equal(parseLinkCreate({ url: max }), { url: max, expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [], variants: [], conversions: false, promoteWinner: false })
   const over = urlOfBytes(4097, 'é')
   assert.is(Buffer.byteLength(over), 4097)
   assert.ok(over.length < 2100, 'far fewer than 4096 characters')
@@ -162,7 +162,7 @@ create('a lone surrogate in the url is INVALID', () => {
 // spec §2: short code is exactly 8 Base62 characters; contract §4: a requested code must be so (422 otherwise)
 create('a requested code must be exactly 8 Base62 characters', () => {
   for (const code of ['00000000', 'zzzzzzzz', 'ZZZZZZZZ', 'aZ3kP9qR']) {
-    assert.equal(parseLinkCreate({ url: 'https://e.com/', code }), { url: 'https://e.com/', code, expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [] }, code)
+    assert.equal(parseLinkCreate({ url: 'https://e.com/', code }), { url: 'https://e.com/', code, expiresAt: null, startsAt: null, maxVisits: null, password: null, tags: [], title: null, description: null, imageUrl: null, rules: [], variants: [], conversions: false, promoteWinner: false }, code)
   }
   const cases: Array<[string, unknown]> = [
     ['7 chars', 'abcdefg'],

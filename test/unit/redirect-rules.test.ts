@@ -16,6 +16,11 @@ test('device: iPhone and iPad are ios, an Android tablet android, Mac and Window
   assert.is(deviceOf('curl/8.5.0'), undefined)
 })
 
+test('device: only a User-Agent\'s first 512 characters are read (8 KB of noise would cost a millisecond a request): an iPhone named past them is not seen', () => {
+  assert.is(deviceOf(IPHONE + ' '.repeat(600)), 'ios')
+  assert.is(deviceOf(`Mozilla/5.0 (${'x'.repeat(600)}; iPhone; CPU iPhone OS 17_5 like Mac OS X)`), undefined)
+})
+
 test('language: the primary subtag of the highest-q entry, the first of equals; * and q=0 never', () => {
   assert.is(languageOf('de-CH, en;q=0.5'), 'de')
   assert.is(languageOf('en;q=0.4, FR-fr;q=0.9, de;q=0.8'), 'fr')

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert'
 import type { Sql } from '../../src/db/types.js'
 import type { Visitor } from '../../src/stats/visit-tally.js'
 import { estimate, SKETCH_BYTES } from '../../src/stats/sketch.js'
-import { FLUSH_CHUNK_LINKS, VisitCounter } from '../../src/stats/visits.js'
+import { FLUSH_CHUNK_LINKS, flushGap, VisitCounter } from '../../src/stats/visits.js'
 import { createLogger } from '../../src/log.js'
 import { parseTrustProxy } from '../../src/config.js'
 
@@ -206,6 +206,14 @@ test('a flush of many links is written a chunk of at most FLUSH_CHUNK_LINKS link
   assert.is(transactions, 1)
   const chunkStarts = written.statements.flatMap((s, i) => (s.includes('update links set visits') ? [i] : []))
   for (const start of chunkStarts.slice(1)) assert.ok(turns.some((n) => n <= start && n > chunkStarts[0]!), `a timer ran between the chunks (statements: ${turns.join(',')})`)
+})
+
+test('flushes are paced by their cost: VISIT_FLUSH_MS while they are quick, nine times a slow one\'s time after it, never more than 5 s unless VISIT_FLUSH_MS says more', () => {
+  assert.is(flushGap(1_000, 20), 1_000)
+  assert.is(flushGap(1_000, 300), 2_700)
+  assert.is(flushGap(1_000, 2_000), 5_000)
+  assert.is(flushGap(300, 10), 300)
+  assert.is(flushGap(10_000, 2_000), 10_000)
 })
 
 test.run()

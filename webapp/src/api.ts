@@ -1,5 +1,6 @@
 // The one API client: every response becomes data or an ApiError that carries the contract's
 // code, the field errors by field, and Retry-After. Only the public API, same origin, no cookies.
+import { t } from './i18n.js'
 import { token } from './session.js'
 
 export interface User {
@@ -39,6 +40,12 @@ export interface Link {
   image_url: string | null
   /** what the last check of its destination found */
   health: Health
+  /** a split test's destinations; [] for none */
+  variants: Array<{ url: string; weight: number }>
+  /** redirects carry a click id (ls_cid) for conversions */
+  conversions: boolean
+  /** a clear winner becomes the url */
+  promote_winner: boolean
 }
 
 export const HEALTH_STATUSES = ['ok', 'broken', 'unreachable', 'flagged', 'unchecked'] as const
@@ -85,6 +92,8 @@ export interface Stats {
   browsers: Breakdown
   os: Breakdown
   countries: Breakdown
+  variants: Array<{ url: string; weight: number; visits: number; uniques: number; conversions: number }>
+  experiment: { winner: number | null; p_value: number | null; confident: boolean }
 }
 
 export interface Session {
@@ -128,25 +137,30 @@ export interface ErrorBody {
 
 export type BulkResult = { status: 201; link: Link } | { status: number; error: ErrorBody; retry_after?: number }
 
-/** What people read for each code the API can answer; the API's own message otherwise. */
+/**
+ * What people read for each code the API can answer (a catalogue key); the API's own message
+ * otherwise, in English like every message of the API (the codes are the contract).
+ */
 const MESSAGES: Record<string, string> = {
-  INVALID_CREDENTIALS: 'The username or password is incorrect.',
-  UNAUTHORIZED: 'Your session has ended. Sign in again to continue.',
-  USERNAME_TAKEN: 'This username is taken. Choose another one.',
-  CODE_TAKEN: 'This code is in use or was used before. Choose another one, or leave it empty.',
-  LINK_LIMIT_EXCEEDED: 'You already own 50 links, the most an account may have. Delete one to make room.',
-  WEBHOOK_LIMIT_EXCEEDED: 'You already have 5 webhooks, the most an account may have. Delete one to add another.',
-  LINK_NOT_FOUND: 'There is no such link: it was deleted, or it is not yours.',
-  LINK_DISABLED: 'The operator has disabled this link: it cannot be changed, only deleted.',
-  URL_BLOCKED: 'Links to this host are not allowed here.',
-  ACCOUNT_DISABLED: 'This account has been disabled by the operator.',
-  SESSION_NOT_FOUND: 'That session has already ended.',
-  CURRENT_PASSWORD_INCORRECT: 'The current password is incorrect.',
-  REQUEST_BODY_TOO_LARGE: 'That is too much to send (the limit is 64 KiB).',
-  SERVICE_UNAVAILABLE: 'The service is busy or cannot reach its database. Try again in a moment.',
-  INTERNAL_ERROR: 'Something went wrong on the server. Try again; if it keeps happening, tell the operator.',
-  NETWORK: 'The service cannot be reached. Check your connection and try again.',
+  INVALID_CREDENTIALS: 'error.invalidCredentials',
+  UNAUTHORIZED: 'error.unauthorized',
+  USERNAME_TAKEN: 'error.usernameTaken',
+  CODE_TAKEN: 'error.codeTaken',
+  LINK_LIMIT_EXCEEDED: 'error.linkLimit',
+  WEBHOOK_LIMIT_EXCEEDED: 'error.webhookLimit',
+  LINK_NOT_FOUND: 'error.linkNotFound',
+  LINK_DISABLED: 'error.linkDisabled',
+  URL_BLOCKED: 'error.urlBlocked',
+  ACCOUNT_DISABLED: 'error.accountDisabled',
+  SESSION_NOT_FOUND: 'error.sessionNotFound',
+  CURRENT_PASSWORD_INCORRECT: 'error.currentPassword',
+  REQUEST_BODY_TOO_LARGE: 'error.tooLarge',
+  SERVICE_UNAVAILABLE: 'error.unavailable',
+  INTERNAL_ERROR: 'error.internal',
+  NETWORK: 'error.network',
 }
+
+const ours = (code: string): string | undefined => (MESSAGES[code] === undefined ? undefined : t(MESSAGES[code]!))
 
 /** Errors about one field of a form, though the API reports them on the whole request. */
 const FIELD_OF: Record<string, string> = {
@@ -182,7 +196,7 @@ const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1) + (/[.!?]
 /** One sentence for an error body: ours for a known code, else its first field's message, else its own. */
 export function describe(e: ErrorBody): string {
   const field = e.errors?.[0]
-  return MESSAGES[e.code] ?? (field === undefined ? sentence(e.message) : `${field.field === 'url' ? 'URL' : field.field}: ${sentence(field.message)}`)
+  return ours(e.code) ?? (field === undefined ? sentence(e.message) : t('error.field', { field: field.field === 'url' ? t('field.url') : field.field, message: sentence(field.message) }))
 }
 
 async function send(method: string, path: string, body?: unknown): Promise<Response> {
@@ -200,7 +214,7 @@ async function send(method: string, path: string, body?: unknown): Promise<Respo
       cache: 'no-store',
     })
   } catch {
-    throw new ApiError(0, 'NETWORK', MESSAGES.NETWORK!, {}, 0, null)
+    throw new ApiError(0, 'NETWORK', ours('NETWORK')!, {}, 0, null)
   }
   if (res.ok) return res
   let data: { code?: string; message?: string; errors?: Array<{ field: string; message: string }> } = {}
@@ -212,7 +226,7 @@ async function send(method: string, path: string, body?: unknown): Promise<Respo
   const code = data.code ?? `HTTP_${res.status}`
   const fields: Record<string, string> = {}
   for (const e of data.errors ?? []) fields[e.field] ??= sentence(e.message)
-  const message = MESSAGES[code] ?? sentence(data.message ?? `The service answered ${res.status}.`)
+  const message = ours(code) ?? (data.message === undefined ? t('error.status', { status: String(res.status) }) : sentence(data.message))
   if (FIELD_OF[code] !== undefined) fields[FIELD_OF[code]!] = message
   const err = new ApiError(res.status, code, message, fields, Number(res.headers.get('retry-after') ?? 0) || 0, res.headers.get('x-request-id'))
   if (code === 'UNAUTHORIZED' && bearer !== null) unauthorized()

@@ -3,6 +3,7 @@
 import { post, type Login, type User } from './api.js'
 import { h } from './dom.js'
 import { field, form, value } from './forms.js'
+import { t, tNodes } from './i18n.js'
 import { screen } from './layout.js'
 import { keptPath } from './resume.js'
 import { navigate } from './router.js'
@@ -11,43 +12,43 @@ import { remember } from './session.js'
 async function signIn(username: string, password: string): Promise<void> {
   remember(await post<Login>('/auth/login', { username, password }))
   const back = keptPath()
-  navigate(back ?? '/app/links', back === undefined ? undefined : 'Signed in again. You are back where you were.')
+  navigate(back ?? '/app/links', back === undefined ? undefined : t('signIn.back'))
 }
 
 export function signInScreen(notice?: string): void {
   screen(
-    'Sign in',
+    t('signIn.title'),
     notice,
     form(
-      'Sign in',
+      t('signIn.title'),
       [
-        field('Username', 'username', { required: true, autocomplete: 'username' }),
-        field('Password', 'password', { type: 'password', required: true, autocomplete: 'current-password' }),
+        field(t('field.username'), 'username', { required: true, autocomplete: 'username' }),
+        field(t('field.password'), 'password', { type: 'password', required: true, autocomplete: 'current-password' }),
       ],
-      'Sign in',
+      t('signIn.submit'),
       (data) => signIn(value(data, 'username'), value(data, 'password')),
     ),
-    h('p', {}, 'No account yet? ', h('a', { href: '/app/signup', 'data-nav': true }, 'Sign up')),
+    h('p', {}, ...tNodes('signIn.noAccount', { link: h('a', { href: '/app/signup', 'data-nav': true }, t('nav.signUp')) })),
   )
 }
 
 export function signUpScreen(notice?: string): void {
   screen(
-    'Sign up',
+    t('signUp.title'),
     notice,
     form(
-      'Sign up',
+      t('signUp.title'),
       [
-        field('Username', 'username', { required: true, autocomplete: 'username', hint: '2 to 32 characters, no spaces. Stored in lowercase; sign in with it in lowercase.' }),
-        field('Display name', 'display_name', { required: true, autocomplete: 'name', hint: '2 to 32 characters, shown to you.' }),
-        field('Password', 'password', { type: 'password', required: true, autocomplete: 'new-password', hint: '8 to 128 characters.' }),
+        field(t('field.username'), 'username', { required: true, autocomplete: 'username', hint: t('signUp.usernameHint') }),
+        field(t('field.displayName'), 'display_name', { required: true, autocomplete: 'name', hint: t('signUp.displayNameHint') }),
+        field(t('field.password'), 'password', { type: 'password', required: true, autocomplete: 'new-password', hint: t('signUp.passwordHint') }),
       ],
-      'Create account',
+      t('signUp.submit'),
       async (data) => {
         const user = await post<User>('/users', { username: value(data, 'username'), password: value(data, 'password'), display_name: value(data, 'display_name') })
         await signIn(user.username, value(data, 'password'))
       },
     ),
-    h('p', {}, 'Have an account? ', h('a', { href: '/app/signin', 'data-nav': true }, 'Sign in')),
+    h('p', {}, ...tNodes('signUp.haveAccount', { link: h('a', { href: '/app/signin', 'data-nav': true }, t('nav.signIn')) })),
   )
 }

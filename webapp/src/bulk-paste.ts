@@ -3,7 +3,7 @@
 import { describe, post, type BulkResult } from './api.js'
 import { announce, h } from './dom.js'
 import { actionAlert, run } from './forms.js'
-import { counted } from './format.js'
+import { t } from './i18n.js'
 import { copyButton } from './widgets.js'
 
 /** The API's batch size (MAX_BULK_ITEMS) */
@@ -15,25 +15,25 @@ function resultItem(url: string, r: BulkResult): HTMLLIElement {
       'li',
       { class: 'ok' },
       h('span', { class: 'target' }, url),
-      h('span', { class: 'short' }, h('a', { href: `/app/links/${r.link.code}`, 'data-nav': true, class: 'code' }, r.link.short_url), copyButton(r.link.short_url, `short URL ${r.link.code}`)),
+      h('span', { class: 'short' }, h('a', { href: `/app/links/${r.link.code}`, 'data-nav': true, class: 'code' }, r.link.short_url), copyButton(r.link.short_url, t('copy.shortUrlOf', { code: r.link.code }))),
     )
   }
-  const why = r.status === 429 && r.retry_after !== undefined ? `Too many links created this minute. Try this one again in ${r.retry_after} s.` : describe(r.error)
-  return h('li', { class: 'failed' }, h('span', { class: 'target' }, url), h('span', { class: 'field-error' }, `Not created: ${why}`))
+  const why = r.status === 429 && r.retry_after !== undefined ? t('bulk.retry', { count: r.retry_after }) : describe(r.error)
+  return h('li', { class: 'failed' }, h('span', { class: 'target' }, url), h('span', { class: 'field-error' }, t('bulk.notCreated', { why })))
 }
 
 /** The panel: a textarea of URLs, its button, and the results, one per non-empty line, in order. */
 export function bulkPanel(): HTMLElement {
-  const hint = h('p', { class: 'hint', id: 'bulk-urls-hint' }, `One URL per line, up to ${MAX_LINES}. Each gets a random code and no expiry; blank lines are skipped.`)
+  const hint = h('p', { class: 'hint', id: 'bulk-urls-hint' }, t('bulk.hint', { max: MAX_LINES }))
   const error = h('p', { class: 'field-error', id: 'bulk-urls-error', hidden: true })
   const input = h('textarea', { id: 'bulk-urls', name: 'urls', rows: '6', spellcheck: 'false', autocapitalize: 'off', 'aria-describedby': `${hint.id} ${error.id}` })
   const alert = actionAlert()
-  const submit = h('button', { type: 'submit' }, 'Create these links')
-  const results = h('ol', { class: 'bulk-results', 'aria-label': 'Results, one per line' })
+  const submit = h('button', { type: 'submit' }, t('bulk.submit'))
+  const results = h('ol', { class: 'bulk-results', 'aria-label': t('bulk.results') })
   const form = h(
     'form',
-    { 'aria-label': 'Many links at once', novalidate: true },
-    h('div', { class: 'field' }, h('label', { for: input.id }, 'Addresses, one per line'), hint, input, error),
+    { 'aria-label': t('bulk.title'), novalidate: true },
+    h('div', { class: 'field' }, h('label', { for: input.id }, t('bulk.label')), hint, input, error),
     h('div', { class: 'actions' }, submit, alert),
   )
   const fieldError = (message: string) => {
@@ -47,13 +47,13 @@ export function bulkPanel(): HTMLElement {
     const urls = input.value.split('\n').map((line) => line.trim()).filter((line) => line !== '')
     void run(form, alert, submit, async () => {
       results.replaceChildren()
-      if (urls.length === 0) return fieldError('Paste at least one URL.')
-      if (urls.length > MAX_LINES) return fieldError(`At most ${MAX_LINES} URLs at once; there are ${urls.length}. Send the rest next.`)
+      if (urls.length === 0) return fieldError(t('bulk.empty'))
+      if (urls.length > MAX_LINES) return fieldError(t('bulk.tooMany', { max: MAX_LINES, count: urls.length }))
       const { results: answers } = await post<{ results: BulkResult[] }>('/links/bulk', { items: urls.map((url) => ({ url })) })
       results.replaceChildren(...answers.map((r, i) => resultItem(urls[i]!, r)))
       const made = answers.filter((r) => r.status === 201).length
-      announce(`Created ${counted(made, 'link', 'links')} of ${urls.length}.`)
+      announce(t('bulk.done', { count: made, total: urls.length }))
     })
   })
-  return h('section', { class: 'panel bulk', 'aria-labelledby': 'bulk-h' }, h('h2', { id: 'bulk-h' }, 'Many links at once'), form, results)
+  return h('section', { class: 'panel bulk', 'aria-labelledby': 'bulk-h' }, h('h2', { id: 'bulk-h' }, t('bulk.title')), form, results)
 }

@@ -1,8 +1,10 @@
 // Charts as inline SVG built with DOM calls (nothing inline for the CSP to refuse); colours come
 // from the stylesheet, so they follow the light or dark scheme. Each has a text alternative.
+// Time runs left to right in every language (the stylesheet keeps the SVGs ltr in an rtl page).
 import type { Breakdown, Day } from './api.js'
 import { h, svg } from './dom.js'
-import { counted, day, number } from './format.js'
+import { day, number, percent } from './format.js'
+import { t } from './i18n.js'
 
 /** Visits per day as a small line, for the links list. */
 export function sparkline(days: Day[]): SVGElement {
@@ -14,7 +16,7 @@ export function sparkline(days: Day[]): SVGElement {
   const total = days.reduce((s, d) => s + d.visits, 0)
   return svg(
     'svg',
-    { class: 'sparkline', viewBox: `0 0 ${w} ${ht}`, width: w, height: ht, role: 'img', 'aria-label': `${counted(total, 'visit', 'visits')} in the last ${days.length} days` },
+    { class: 'sparkline', viewBox: `0 0 ${w} ${ht}`, width: w, height: ht, role: 'img', 'aria-label': t('chart.spark', { count: total, days: days.length }) },
     svg('polyline', { points, fill: 'none', 'stroke-width': 2, 'stroke-linejoin': 'round', 'stroke-linecap': 'round' }),
   )
 }
@@ -34,7 +36,7 @@ export function dayChart(days: Day[]): HTMLElement {
     const hb = y(d.bots)
     const hh = y(d.humans)
     const title = svg('title')
-    title.textContent = `${day(d.date)}: ${d.humans} humans, ${d.bots} bots`
+    title.textContent = t('chart.dayTitle', { day: day(d.date), humans: d.humans, bots: d.bots })
     return [
       svg('g', {}, title,
         svg('rect', { class: 'humans', x: x.toFixed(1), y: (ht - bottom - hh - hb).toFixed(1), width: bar.toFixed(1), height: hh.toFixed(1) }),
@@ -47,30 +49,38 @@ export function dayChart(days: Day[]): HTMLElement {
     return t
   }
   const maxLabel = svg('text', { x: 0, y: top - 2 })
-  maxLabel.textContent = `${number(max)} max`
+  maxLabel.textContent = t('chart.max', { count: max })
   const total = days.reduce((s, d) => s + d.visits, 0)
   const chart = svg(
     'svg',
-    { class: 'day-chart', viewBox: `0 0 ${w} ${ht}`, role: 'img', 'aria-label': `Visits per day, ${days[0] ? day(days[0].date) : ''} to ${days.at(-1) ? day(days.at(-1)!.date) : ''}: ${number(total)} in all. The table below has each day.` },
+    { class: 'day-chart', viewBox: `0 0 ${w} ${ht}`, role: 'img', 'aria-label': t('chart.days', { from: days[0] ? day(days[0].date) : '', to: days.at(-1) ? day(days.at(-1)!.date) : '', total }) },
     svg('line', { class: 'axis', x1: 0, x2: w, y1: ht - bottom + 0.5, y2: ht - bottom + 0.5 }),
     ...bars,
     maxLabel,
     label(0, days[0] ? day(days[0].date) : '', 'start'),
     label(w, days.at(-1) ? day(days.at(-1)!.date) : '', 'end'),
   )
-  const legend = h('p', { class: 'legend' }, h('span', { class: 'key humans' }), 'Humans ', h('span', { class: 'key bots' }), 'Bots')
+  const legend = h('p', { class: 'legend' }, h('span', { class: 'key humans' }), t('chart.humans'), ' ', h('span', { class: 'key bots' }), t('chart.bots'))
   const table = h(
     'table',
     {},
-    h('caption', {}, 'Visits per day'),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day'), h('th', { scope: 'col' }, 'Humans'), h('th', { scope: 'col' }, 'Bots'), h('th', { scope: 'col' }, 'Unique visitors'))),
+    h('caption', {}, t('chart.perDay')),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('chart.day')), h('th', { scope: 'col' }, t('chart.humans')), h('th', { scope: 'col' }, t('chart.bots')), h('th', { scope: 'col' }, t('chart.uniques')))),
     h('tbody', {}, ...[...days].reverse().map((d) => h('tr', {}, h('th', { scope: 'row' }, day(d.date)), h('td', {}, number(d.humans)), h('td', {}, number(d.bots)), h('td', {}, number(d.uniques))))),
   )
-  return h('figure', { class: 'chart' }, chart, legend, h('details', {}, h('summary', {}, 'Show the days as a table'), table))
+  return h('figure', { class: 'chart' }, chart, legend, h('details', {}, h('summary', {}, t('chart.showTable')), table))
 }
 
 /** Bars shown in a breakdown chart; the table below it lists every value. */
 const BREAKDOWN_BARS = 8
+
+/** Each breakdown's words: its title, its column's head, and its table's disclosure. */
+const BREAKDOWNS = {
+  devices: ['breakdown.devices', 'breakdown.device', 'breakdown.devices.show'],
+  browsers: ['breakdown.browsers', 'breakdown.browser', 'breakdown.browsers.show'],
+  os: ['breakdown.os', 'breakdown.os.one', 'breakdown.os.show'],
+  countries: ['breakdown.countries', 'breakdown.country', 'breakdown.countries.show'],
+} as const
 
 /**
  * One breakdown (devices, browsers, OS or countries) as horizontal bars, the most visits first: a
@@ -78,14 +88,16 @@ const BREAKDOWN_BARS = 8
  * the CSP allows, unlike a style attribute), with every value in a table below. `label` turns a
  * value into words ("US" → "United States (US)").
  */
-export function breakdownChart(title: string, rows: Breakdown, label: (name: string) => string): HTMLElement {
+export function breakdownChart(kind: keyof typeof BREAKDOWNS, rows: Breakdown, label: (name: string) => string): HTMLElement {
+  const [titleKey, columnKey, showKey] = BREAKDOWNS[kind]
+  const title = t(titleKey)
   const total = rows.reduce((s, r) => s + r.visits, 0)
-  const share = (n: number) => `${Math.round((100 * n) / Math.max(1, total))}%`
-  const heading = h('h3', { id: `breakdown-${title.toLowerCase().replace(/\W+/g, '-')}` }, title)
-  if (rows.length === 0) return h('figure', { class: 'chart breakdown' }, heading, h('p', { class: 'muted' }, 'No visits by people in these 30 days.'))
+  const share = (n: number) => percent(n / Math.max(1, total))
+  const heading = h('h3', { id: `breakdown-${kind}` }, title)
+  if (rows.length === 0) return h('figure', { class: 'chart breakdown' }, heading, h('p', { class: 'muted' }, t('breakdown.none')))
   const shown = rows.slice(0, BREAKDOWN_BARS).map((r) => ({ name: label(r.name), visits: r.visits }))
   const rest = rows.slice(BREAKDOWN_BARS).reduce((s, r) => s + r.visits, 0)
-  if (rest > 0) shown.push({ name: `${rows.length - BREAKDOWN_BARS} more`, visits: rest })
+  if (rest > 0) shown.push({ name: t('breakdown.more', { count: rows.length - BREAKDOWN_BARS }), visits: rest })
   const max = Math.max(1, ...shown.map((r) => r.visits))
   const bars = h(
     'ol',
@@ -93,15 +105,15 @@ export function breakdownChart(title: string, rows: Breakdown, label: (name: str
     ...shown.map((r) => {
       const bar = h('span', { class: 'bar', 'aria-hidden': 'true' })
       bar.style.width = `${((100 * r.visits) / max).toFixed(1)}%`
-      return h('li', {}, h('span', { class: 'name' }, r.name), h('span', { class: 'track' }, bar), h('span', { class: 'num' }, `${counted(r.visits, 'visit', 'visits')}, ${share(r.visits)}`))
+      return h('li', {}, h('span', { class: 'name' }, r.name), h('span', { class: 'track' }, bar), h('span', { class: 'num' }, t('breakdown.bar', { count: r.visits, share: share(r.visits) })))
     }),
   )
   const table = h(
     'table',
     {},
-    h('caption', {}, `${title}, visits by people`),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, title.replace(/s$/, '')), h('th', { scope: 'col' }, 'Visits'), h('th', { scope: 'col' }, 'Share'))),
+    h('caption', {}, t('breakdown.caption', { title })),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t(columnKey)), h('th', { scope: 'col' }, t('fact.visits')), h('th', { scope: 'col' }, t('breakdown.share')))),
     h('tbody', {}, ...rows.map((r) => h('tr', {}, h('th', { scope: 'row' }, label(r.name)), h('td', {}, number(r.visits)), h('td', {}, share(r.visits))))),
   )
-  return h('figure', { class: 'chart breakdown' }, heading, bars, h('details', {}, h('summary', {}, `Show ${title.toLowerCase()} as a table`), table))
+  return h('figure', { class: 'chart breakdown' }, heading, bars, h('details', {}, h('summary', {}, t(showKey)), table))
 }

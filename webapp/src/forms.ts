@@ -2,6 +2,7 @@
 // for errors about the whole action. A 429 disables the action and counts down from Retry-After.
 import { ApiError } from './api.js'
 import { h } from './dom.js'
+import { t } from './i18n.js'
 
 let ids = 0
 
@@ -81,7 +82,7 @@ export function showError(err: unknown, root: HTMLElement, alert: HTMLElement, b
     return
   }
   if (err.status === 429 && button !== undefined) return countdown(alert, button, Math.max(1, err.retryAfter))
-  alert.textContent = err.status >= 500 && err.requestId !== null ? `${err.message} (request ${err.requestId})` : err.message
+  alert.textContent = err.status >= 500 && err.requestId !== null ? t('error.withRequest', { message: err.message, id: err.requestId }) : err.message
   alert.hidden = false
 }
 
@@ -97,10 +98,10 @@ function countdown(alert: HTMLElement, button: HTMLButtonElement, seconds: numbe
     if (left <= 0) {
       button.disabled = false
       alert.classList.remove('countdown')
-      alert.textContent = 'You can try again now.'
+      alert.textContent = t('retry.now')
       return
     }
-    alert.textContent = `Too many attempts. Try again in ${left} s.`
+    alert.textContent = t('retry.wait', { count: left })
     window.setTimeout(tick, 250)
   }
   tick()

@@ -2,24 +2,27 @@
 import type { Health } from './api.js'
 import { h } from './dom.js'
 import { when } from './format.js'
+import { t } from './i18n.js'
 
-export const HEALTH_LABELS: Record<Health['status'], string> = {
-  ok: 'Reachable',
-  broken: 'Broken',
-  unreachable: 'Unreachable',
-  flagged: 'Flagged',
-  unchecked: 'Not checked yet',
+const HEALTH_KEYS: Record<Health['status'], string> = {
+  ok: 'health.ok',
+  broken: 'health.broken',
+  unreachable: 'health.unreachable',
+  flagged: 'health.flagged',
+  unchecked: 'health.unchecked',
 }
 
-export const healthBadge = (health: Health): HTMLElement =>
-  h('span', { class: `badge health-${health.status}`, title: health.detail ?? '' }, HEALTH_LABELS[health.status])
+export const healthLabel = (status: Health['status']): string => t(HEALTH_KEYS[status])
 
-/** The badge, why, and when it was checked. */
+export const healthBadge = (health: Health): HTMLElement =>
+  h('span', { class: `badge health-${health.status}`, title: health.detail ?? '' }, healthLabel(health.status))
+
+/** The badge, why (the check's own words, in English like the API's messages), and when it was checked. */
 export const healthLine = (health: Health): HTMLElement =>
   h(
     'span',
     {},
     healthBadge(health),
-    health.detail === null ? null : h('span', { class: 'health-detail' }, ` ${health.detail}`),
-    health.checked_at === null ? null : h('span', { class: 'muted' }, ` (checked ${when(health.checked_at)})`),
+    health.detail === null ? null : h('span', { class: 'health-detail', lang: 'en', dir: 'ltr' }, ` ${health.detail}`),
+    health.checked_at === null ? null : h('span', { class: 'muted' }, ` ${t('health.checked', { when: when(health.checked_at) })}`),
   )

@@ -2,6 +2,7 @@
 // Two hosts that look alike ("раураl.example" in Cyrillic) differ in their punycode: the app shows
 // it next to the Unicode form whenever the two differ.
 import { h } from './dom.js'
+import { tNodes } from './i18n.js'
 
 const BASE = 36
 const T_MIN = 1
@@ -70,5 +71,5 @@ function hostForms(url: string): { unicode: string; ascii: string } | undefined 
 export function hostLine(url: string): HTMLElement | null {
   const forms = hostForms(url)
   if (forms === undefined || forms.unicode === forms.ascii) return null
-  return h('p', { class: 'host' }, 'Host ', h('span', { class: 'unicode' }, forms.unicode), ', punycode ', h('code', { class: 'punycode' }, forms.ascii))
+  return h('p', { class: 'host' }, ...tNodes('host.line', { unicode: h('bdi', { class: 'unicode' }, forms.unicode), ascii: h('code', { class: 'punycode', dir: 'ltr' }, forms.ascii) }))
 }

@@ -2,15 +2,15 @@
 // (password, start, visit cap, preview card) folded under "More options" so the simple case stays simple.
 import { get, patch, post, type Link } from './api.js'
 import { bulkPanel } from './bulk-paste.js'
+import { experimentBody, experimentFields } from './experiment.js'
 import { h } from './dom.js'
 import { field, form, value } from './forms.js'
 import { fromLocalInput, localInput } from './format.js'
+import { t } from './i18n.js'
 import { loading, screen } from './layout.js'
 import { restoreDraft } from './resume.js'
 import { navigate } from './router.js'
 
-const EXPIRY_HINT = 'Optional. In your time zone; after it the short URL answers "expired". Leave empty for no expiry.'
-const TAGS_HINT = 'Optional. Up to 10, separated by commas, each 1 to 32 characters; "Sale" and "sale" are one tag.'
 
 /** "a, b,,c " → ["a", "b", "c"] */
 export const parseTags = (text: string): string[] =>
@@ -27,31 +27,31 @@ function moreOptions(link?: Link): HTMLDetailsElement {
   const access = h(
     'fieldset',
     { class: 'group' },
-    h('legend', {}, 'Who can visit, and when'),
-    field(protectedNow ? 'New password' : 'Password', 'password', {
+    h('legend', {}, t('form.access')),
+    field(protectedNow ? t('field.newPassword') : t('field.password'), 'password', {
       type: 'password',
       autocomplete: 'new-password',
-      hint: protectedNow ? 'The link has a password. Type a new one to replace it; leave empty to keep it.' : 'Optional. 8 to 128 characters; visitors type it before they are sent on. It is never shown again.',
+      hint: protectedNow ? t('form.passwordReplaceHint') : t('form.passwordHint'),
     }),
-    protectedNow ? h('label', { class: 'choice' }, h('input', { type: 'checkbox', name: 'remove_password' }), 'Remove the password') : null,
-    field('Starts', 'starts_at', { type: 'datetime-local', value: local(link?.starts_at ?? null), hint: 'Optional. In your time zone; before it the short URL answers as if it did not exist.' }),
-    field('Visit limit', 'max_visits', {
+    protectedNow ? h('label', { class: 'choice' }, h('input', { type: 'checkbox', name: 'remove_password' }), t('form.removePassword')) : null,
+    field(t('fact.starts'), 'starts_at', { type: 'datetime-local', value: local(link?.starts_at ?? null), hint: t('form.startsHint') }),
+    field(t('fact.limit'), 'max_visits', {
       inputmode: 'numeric',
       value: link?.max_visits == null ? '' : String(link.max_visits),
-      hint: 'Optional. After this many visits the short URL answers "used up". Leave empty for no limit.',
+      hint: t('form.limitHint'),
     }),
   )
   const card = h(
     'fieldset',
     { class: 'group' },
-    h('legend', {}, 'Preview card'),
-    h('p', { class: 'hint' }, 'What chat apps and social sites show for the short URL. Nothing is fetched to fill it in.'),
-    field('Title', 'title', { maxlength: '200', value: link?.title ?? '' }),
-    field('Description', 'description', { rows: '3', maxlength: '500', value: link?.description ?? '' }),
-    field('Image', 'image_url', { type: 'url', inputmode: 'url', placeholder: 'https://example.com/card.png', value: link?.image_url ?? '', hint: 'The https address of the image.' }),
+    h('legend', {}, t('card.title')),
+    h('p', { class: 'hint' }, t('form.cardHint')),
+    field(t('field.title'), 'title', { maxlength: '200', value: link?.title ?? '' }),
+    field(t('field.description'), 'description', { rows: '3', maxlength: '500', value: link?.description ?? '' }),
+    field(t('field.image'), 'image_url', { type: 'url', inputmode: 'url', placeholder: 'https://example.com/card.png', value: link?.image_url ?? '', hint: t('form.imageHint') }),
   )
   const set = link !== undefined && (link.password_protected || link.starts_at !== null || link.max_visits !== null || link.title !== null || link.description !== null || link.image_url !== null)
-  return h('details', { class: 'more', open: set }, h('summary', {}, 'More options: password, start, visit limit, preview card'), access, card)
+  return h('details', { class: 'more', open: set }, h('summary', {}, t('form.more')), access, card)
 }
 
 /**
@@ -84,45 +84,47 @@ function options(data: FormData, link?: Link): Record<string, unknown> {
 
 export function createScreen(notice?: string): void {
   const el = form(
-    'New link',
+    t('nav.new'),
     [
-      field('URL', 'url', { type: 'url', required: true, inputmode: 'url', placeholder: 'https://example.com/page', hint: 'An http or https address, up to 4096 bytes.' }),
-      field('Custom code', 'code', { hint: 'Optional. Exactly 8 letters or digits (A-Z, a-z, 0-9); leave empty for a random one.', maxlength: '8', autocomplete: 'off' }),
-      field('Expiry', 'expires_at', { type: 'datetime-local', hint: EXPIRY_HINT }),
-      field('Tags', 'tags', { hint: TAGS_HINT, autocomplete: 'off' }),
+      field(t('field.url'), 'url', { type: 'url', required: true, inputmode: 'url', placeholder: 'https://example.com/page', hint: t('form.urlHint') }),
+      field(t('form.code'), 'code', { hint: t('form.codeHint'), maxlength: '8', autocomplete: 'off' }),
+      field(t('fact.expiry'), 'expires_at', { type: 'datetime-local', hint: t('form.expiryHint') }),
+      field(t('form.tags'), 'tags', { hint: t('form.tagsHint'), autocomplete: 'off' }),
       moreOptions(),
+      experimentFields(),
     ],
-    'Create link',
+    t('form.create'),
     async (data) => {
-      const body: Record<string, unknown> = { url: value(data, 'url'), ...options(data) }
+      const body: Record<string, unknown> = { url: value(data, 'url'), ...options(data), ...experimentBody(data) }
       if (value(data, 'code') !== '') body.code = value(data, 'code')
       const expires = fromLocalInput(value(data, 'expires_at'))
       if (expires !== null) body.expires_at = expires
       const link = await post<Link>('/links', body)
-      navigate(`/app/links/${link.code}`, `Created ${link.short_url}.`, true)
+      navigate(`/app/links/${link.code}`, t('form.created', { url: link.short_url }), true)
     },
   )
-  screen('New link', notice, el, bulkPanel(), h('p', {}, h('a', { href: '/app/links', 'data-nav': true }, 'Back to your links')))
+  screen(t('nav.new'), notice, el, bulkPanel(), h('p', {}, h('a', { href: '/app/links', 'data-nav': true }, t('form.back'))))
   restoreDraft(el)
 }
 
 export async function editScreen(code: string, notice?: string): Promise<void> {
-  loading(`Edit ${code}`)
+  loading(t('form.editTitle', { code }))
   const link = await get<Link>(`/links/${code}`)
   const el = form(
-    `Edit ${code}`,
+    t('form.editTitle', { code }),
     [
-      field('URL', 'url', { type: 'url', required: true, inputmode: 'url', value: link.url }),
-      field('Expiry', 'expires_at', { type: 'datetime-local', value: local(link.expires_at), hint: EXPIRY_HINT }),
-      field('Tags', 'tags', { value: link.tags.join(', '), hint: TAGS_HINT, autocomplete: 'off' }),
+      field(t('field.url'), 'url', { type: 'url', required: true, inputmode: 'url', value: link.url }),
+      field(t('fact.expiry'), 'expires_at', { type: 'datetime-local', value: local(link.expires_at), hint: t('form.expiryHint') }),
+      field(t('form.tags'), 'tags', { value: link.tags.join(', '), hint: t('form.tagsHint'), autocomplete: 'off' }),
       moreOptions(link),
+      experimentFields(link),
     ],
-    'Save changes',
+    t('form.save'),
     async (data) => {
-      await patch<Link>(`/links/${code}`, { url: value(data, 'url'), expires_at: fromLocalInput(value(data, 'expires_at')), ...options(data, link) })
-      navigate(`/app/links/${code}`, 'Saved. Redirects use the change at once.', true)
+      await patch<Link>(`/links/${code}`, { url: value(data, 'url'), expires_at: fromLocalInput(value(data, 'expires_at')), ...options(data, link), ...experimentBody(data, link) })
+      navigate(`/app/links/${code}`, t('form.saved'), true)
     },
   )
-  screen(`Edit ${code}`, notice, h('p', { class: 'muted' }, link.short_url), el, h('p', {}, h('a', { href: `/app/links/${code}`, 'data-nav': true }, `Back to ${code}`)))
+  screen(t('form.editTitle', { code }), notice, h('p', { class: 'muted' }, link.short_url), el, h('p', {}, h('a', { href: `/app/links/${code}`, 'data-nav': true }, t('form.backTo', { code }))))
   restoreDraft(el)
 }

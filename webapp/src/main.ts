@@ -3,7 +3,8 @@ import { accountScreen } from './account-screen.js'
 import { act, ApiError, whenUnauthorized } from './api.js'
 import { signInScreen, signUpScreen } from './auth-screens.js'
 import { h } from './dom.js'
-import { navigation, screen } from './layout.js'
+import { load, t } from './i18n.js'
+import { languageSwitcher, navigation, screen } from './layout.js'
 import { createScreen, editScreen } from './link-form.js'
 import { linkScreen } from './link-page.js'
 import { linksScreen } from './links-screen.js'
@@ -60,20 +61,20 @@ async function render(notice?: string): Promise<void> {
   }
   const route = match(SIGNED_IN, path)
   if (route === undefined) {
-    screen('Not found', undefined, h('p', {}, 'There is no such page in this app. '), h('a', { href: '/app/links', 'data-nav': true }, 'Go to your links'))
+    screen(t('notFound.title'), undefined, h('p', {}, t('notFound.text')), h('a', { href: '/app/links', 'data-nav': true }, t('goToLinks')))
     return
   }
   if (!signedIn) {
     // Signed out (or the tab's session expired): sign in first, then come back here.
     if (path !== '/app') keepPlace()
-    return navigate('/app/signin', path === '/app' ? undefined : 'Sign in to continue.', true)
+    return navigate('/app/signin', path === '/app' ? undefined : t('signIn.toContinue'), true)
   }
   try {
     await route.screen(notice, ...route.params)
   } catch (err) {
     if (!(err instanceof ApiError)) throw err
     if (err.code === 'UNAUTHORIZED') return // whenUnauthorized below has taken over
-    screen(err.code === 'LINK_NOT_FOUND' ? 'No such link' : err.code === 'WEBHOOK_NOT_FOUND' ? 'No such webhook' : 'Could not load this page', undefined, h('p', { role: 'alert' }, err.message), h('a', { href: '/app/links', 'data-nav': true }, 'Go to your links'))
+    screen(t(err.code === 'LINK_NOT_FOUND' ? 'notFound.link' : err.code === 'WEBHOOK_NOT_FOUND' ? 'notFound.webhook' : 'notFound.load'), undefined, h('p', { role: 'alert' }, err.message), h('a', { href: '/app/links', 'data-nav': true }, t('goToLinks')))
   }
 }
 
@@ -86,7 +87,7 @@ async function signOut(): Promise<void> {
   }
   forget()
   dropPlace()
-  navigate('/app/signin', 'You have signed out.')
+  navigate('/app/signin', t('signOut.done'))
 }
 
 // The API no longer takes the token (expired, ended elsewhere): keep the place, then sign in.
@@ -95,9 +96,12 @@ whenUnauthorized(() => {
   for (const dialog of document.querySelectorAll('dialog')) dialog.close()
   keepPlace()
   forget()
-  navigate('/app/signin', 'Your session has ended. Sign in again to continue where you were.', true)
+  navigate('/app/signin', t('session.ended'), true)
 })
 
+// The chosen language's words first (one small fetch); then the first screen.
+await load()
+languageSwitcher(() => void render())
 onNavigate((notice) => void render(notice))
 interceptLinks()
 void render()

@@ -4,14 +4,15 @@
 import { ApiError, post } from './api.js'
 import { h } from './dom.js'
 import { field, form, value } from './forms.js'
+import { t } from './i18n.js'
 import { screen } from './layout.js'
 
 const CODE = /^[0-9A-Za-z]{8}$/
 const REASONS: Array<[string, string]> = [
-  ['phishing', 'Phishing: it imitates a site to steal passwords, card numbers or other data'],
-  ['malware', 'Malware: it downloads or installs harmful software'],
-  ['spam', 'Spam: it was sent unasked, in bulk'],
-  ['other', 'Something else (say what below)'],
+  ['phishing', 'report.phishing'],
+  ['malware', 'report.malware'],
+  ['spam', 'report.spam'],
+  ['other', 'report.other'],
 ]
 
 function reasonField(): HTMLElement {
@@ -19,21 +20,21 @@ function reasonField(): HTMLElement {
   return h(
     'fieldset',
     { class: 'field choices', 'aria-describedby': error.id },
-    h('legend', {}, 'What is wrong with it?'),
-    ...REASONS.map(([reason, text]) =>
-      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'reason', value: reason, required: true, id: `report-reason-${reason}` }), text),
+    h('legend', {}, t('report.question')),
+    ...REASONS.map(([reason, key]) =>
+      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'reason', value: reason, required: true, id: `report-reason-${reason}` }), t(key)),
     ),
     error,
   )
 }
 
 function detailsField(): HTMLElement {
-  const hint = h('p', { class: 'hint', id: 'report-details-hint' }, 'Optional, up to 1000 characters: where you met the link, what the page asked for.')
+  const hint = h('p', { class: 'hint', id: 'report-details-hint' }, t('report.detailsHint'))
   const error = h('p', { class: 'field-error', id: 'report-details-error', hidden: true })
   return h(
     'div',
     { class: 'field' },
-    h('label', { for: 'report-details' }, 'Details'),
+    h('label', { for: 'report-details' }, t('report.details')),
     hint,
     h('textarea', { id: 'report-details', name: 'details', rows: '4', maxlength: '1000', 'aria-describedby': `${hint.id} ${error.id}` }),
     error,
@@ -44,17 +45,17 @@ export function reportScreen(notice?: string): void {
   const given = new URLSearchParams(location.search).get('code') ?? ''
   const link = CODE.test(given) ? `${location.origin}/r/${given}` : ''
   screen(
-    'Report a link',
+    t('nav.report'),
     notice,
-    h('p', {}, 'If a short link of this service leads to phishing, malware or spam, tell the operator. No account is needed: the operator sees the link, the reason and what you write here, not who you are.'),
+    h('p', {}, t('report.intro')),
     form(
-      'Report a link',
+      t('nav.report'),
       [
-        field('Short link', 'link', { required: true, value: link, hint: 'The short link as you got it, such as https://sho.rt/r/aZ3kP9qR, or its 8-character code.', autocomplete: 'off' }),
+        field(t('report.link'), 'link', { required: true, value: link, hint: t('report.linkHint'), autocomplete: 'off' }),
         reasonField(),
         detailsField(),
       ],
-      'Send report',
+      t('report.submit'),
       async (data) => {
         const typed = value(data, 'link').trim()
         const body = { ...(CODE.test(typed) ? { code: typed } : { url: typed }), reason: value(data, 'reason') || null, details: value(data, 'details') || null }
@@ -63,12 +64,12 @@ export function reportScreen(notice?: string): void {
         } catch (err) {
           // The API names the field it was given (code or url): both are this form's "link".
           if (err instanceof ApiError) {
-            const onLink = err.fields.code ?? err.fields.url ?? (err.code === 'LINK_NOT_FOUND' ? 'There is no such link: check what you typed.' : undefined)
+            const onLink = err.fields.code ?? err.fields.url ?? (err.code === 'LINK_NOT_FOUND' ? t('report.noSuchLink') : undefined)
             if (onLink !== undefined) err.fields.link = onLink
           }
           throw err
         }
-        screen('Report sent', undefined, h('p', { role: 'status' }, 'Thank you. The operator will look at the link and stop it if it is abuse.'), h('p', {}, h('a', { href: '/app/report', 'data-nav': true }, 'Report another link')))
+        screen(t('report.sent'), undefined, h('p', { role: 'status' }, t('report.thanks')), h('p', {}, h('a', { href: '/app/report', 'data-nav': true }, t('report.another'))))
       },
     ),
   )

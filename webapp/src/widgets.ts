@@ -2,19 +2,20 @@
 import { blob } from './api.js'
 import { h, announce } from './dom.js'
 import { actionAlert, run } from './forms.js'
+import { t } from './i18n.js'
 
-/** A button that copies `text`, saying so in the status line. */
-export function copyButton(text: string, what: string): HTMLButtonElement {
-  return h('button', { type: 'button', class: 'copy', 'aria-label': `Copy ${what}`, onclick: () => void copy(text) }, 'Copy')
+/** A button that copies `text`, saying so in the status line; `label` names what it copies ("Copy short URL"). */
+export function copyButton(text: string, label: string): HTMLButtonElement {
+  return h('button', { type: 'button', class: 'copy', 'aria-label': label, onclick: () => void copy(text) }, t('copy'))
 }
 
 async function copy(text: string): Promise<void> {
   try {
     await navigator.clipboard.writeText(text)
-    announce(`Copied ${text}`)
+    announce(t('copy.done', { text }))
   } catch {
     // No clipboard access (a plain-http address is not a secure context): select it for Ctrl+C.
-    announce(`Could not copy. Select the address and copy it yourself: ${text}`)
+    announce(t('copy.failed', { text }))
   }
 }
 
@@ -34,9 +35,9 @@ export function downloadButton(label: string, path: string, filename: string): H
         a.click()
         a.remove()
         window.setTimeout(() => URL.revokeObjectURL(url), 60_000)
-        announce(`Downloaded ${filename}`)
+        announce(t('download.done', { file: filename }))
       } catch (err) {
-        announce(err instanceof Error ? err.message : `Could not download ${filename}.`)
+        announce(err instanceof Error ? err.message : t('download.failed', { file: filename }))
       } finally {
         button.disabled = false
       }
@@ -52,7 +53,7 @@ export function downloadButton(label: string, path: string, filename: string): H
 export function confirmDialog(opts: { trigger: string; label?: string; title: string; text: string; confirm: string; action: () => Promise<void> }): HTMLButtonElement {
   const { title, text, action } = opts
   const alert = actionAlert()
-  const cancel = h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel')
+  const cancel = h('button', { type: 'button', onclick: () => dialog.close() }, t('cancel'))
   const confirm = h('button', { type: 'button', class: 'danger solid' }, opts.confirm)
   const heading = h('h2', { id: `dialog-${Math.random().toString(36).slice(2)}` }, title)
   const dialog = h('dialog', { 'aria-labelledby': heading.id }, heading, h('p', {}, text), h('div', { class: 'actions' }, cancel, confirm), alert)
