@@ -1,11 +1,13 @@
 // The web app's health badges, the health filter and "Check now", in Chromium against a real
 // server whose checks reach a local target: a reachable link and one whose page redirects to a
 // blocked host. Each screen scanned by axe-core at 1280 and 360 px, light and dark, and
-// photographed (build/screenshots). Skipped, with a plain line saying so, where Chromium is not
+// photographed (build/screenshots); then the same in German and Arabic, with the flagged link's
+// visitor page (link-health-{de|ar}-*). Skipped, with a plain line saying so, where Chromium is not
 // installed.
 import type { Browser } from 'playwright-core'
 import * as assert from 'uvu/assert'
 import { blockHost } from '../../src/admin/blocks.js'
+import { readCatalogues } from '../../src/web/catalogues.js'
 import { call, newLink, newUser, uniqueName, type User } from '../helpers/api.js'
 import { assertAccessible, browserAvailable, launchBrowser, screenshot, signedInContext } from '../helpers/browser.js'
 import { serverSuite } from '../helpers/server.js'
@@ -76,6 +78,42 @@ if (browserAvailable()) {
         await context.close()
         assert.equal(problems, [], `${where}: no script error`)
       }
+    }
+  })
+
+  test('in German and Arabic the badges, the filter, Check now and the flagged link\'s visitor page speak the language; Arabic reads right to left', async (ctx) => {
+    const catalogues = readCatalogues()
+    for (const [lang, locale] of [['de', 'de-DE'], ['ar', 'ar-EG']] as const) {
+      const { app: words, page: pageWords } = catalogues.get(lang)!
+      const context = await signedInContext(ctx.browser, ctx.user.token, { locale, viewport: { width: 360, height: 900 } })
+      const page = await context.newPage()
+      const problems: string[] = []
+      page.on('pageerror', (e) => problems.push(e.message))
+
+      await page.goto(app(ctx, 'links'))
+      await page.locator('.link-card .badge').first().waitFor()
+      assert.equal(await page.evaluate('[document.documentElement.lang, document.documentElement.dir]'), [lang, lang === 'ar' ? 'rtl' : 'ltr'])
+      assert.equal((await page.locator('.link-card .badge').allInnerTexts()).sort(), [words['health.flagged'], words['health.ok']].sort())
+      assert.ok((await page.locator('#filter-health option').allInnerTexts()).includes(words['filter.anyHealth'] as string), 'the filter in the language')
+      assert.match(await page.locator('.link-card').filter({ hasText: words['health.flagged'] as string }).innerText(), words['expiry.flagged'] as string)
+      await assertAccessible(page, `links with health in ${lang}`)
+      await screenshot(page, `links-health-${lang}-360`)
+
+      await page.goto(app(ctx, `links/${ctx.flagged}`))
+      await page.getByRole('button', { name: words['check.now'] as string }).waitFor()
+      assert.match(await page.locator('.facts').innerText(), words['fact.health'] as string)
+      assert.is(await page.locator('.health-detail').getAttribute('dir'), 'ltr', 'the check\'s English detail reads left to right')
+      await assertAccessible(page, `a flagged link's page in ${lang}`)
+      await screenshot(page, `link-health-${lang}-360`)
+
+      const visitor = await page.goto(`${ctx.srv.url}/r/${ctx.flagged}`)
+      assert.is(visitor?.status(), 410)
+      assert.is(await page.locator('h1').innerText(), pageWords['flagged.title'])
+      assert.match(await page.locator('main').innerText(), (pageWords['flagged.text'] as string).slice(0, 20))
+      await assertAccessible(page, `the flagged visitor page in ${lang}`)
+      await screenshot(page, `link-health-${lang}-visitor-360`)
+      await context.close()
+      assert.equal(problems, [], `${lang}: no script error`)
     }
   })
 

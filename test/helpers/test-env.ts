@@ -5,7 +5,4 @@ export const TEST_ENV: Readonly<Record<string, string>> = {
   // A cheap hash: these tests check behaviour, not strength (the login bench uses the defaults).
   ARGON2_MEMORY_KIB: '64',
   ARGON2_ITERATIONS: '1',
-  // No background client asking other tests' example.com destinations (there is no network
-  // here): the link-check tests turn it on.
-  LINK_CHECKS: 'off',
 }

@@ -146,7 +146,7 @@ defaults('another account\'s link is 404 LINK_NOT_FOUND', async ({ srv, user }) 
 
 defaults.run()
 
-const off = serverSuite('link checks turned off')
+const off = serverSuite('link checks turned off', { LINK_CHECKS: 'off' })
 off('with LINK_CHECKS=off a check on demand is 409 LINK_CHECKS_OFF and links stay unchecked', async ({ srv }) => {
   const user = await newUser(srv.url)
   const link = await newLink(srv.url, user.token)
