@@ -101,7 +101,7 @@ if (browserAvailable()) {
 
       await page.goto(app(ctx, `links/${ctx.flagged}`))
       await page.getByRole('button', { name: words['check.now'] as string }).waitFor()
-      assert.match(await page.locator('.facts').innerText(), words['fact.health'] as string)
+      assert.match((await page.locator('.facts').textContent()) ?? '', words['fact.health'] as string)
       assert.is(await page.locator('.health-detail').getAttribute('dir'), 'ltr', 'the check\'s English detail reads left to right')
       await assertAccessible(page, `a flagged link's page in ${lang}`)
       await screenshot(page, `link-health-${lang}-360`)
