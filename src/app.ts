@@ -32,6 +32,7 @@ import { createLink, createLinks, getLink, getLinks, getTags, patchLink, removeL
 import { getDeliveries, getWebhook, getWebhooks, patchWebhook, postRetry, postWebhook, removeWebhook, testWebhook } from './webhooks/routes.js'
 import { createReport } from './reports/routes.js'
 import { getStats } from './links/stats.js'
+import { postCheck } from './link-checks/routes.js'
 import { convert } from './experiments/conversions.js'
 import { openApiReply } from './openapi.js'
 import { rateHeaders, type Decision } from './ratelimit/bucket.js'
@@ -82,6 +83,7 @@ function buildRouter(deps: Deps): Router<Route> {
     .add('DELETE', '/api/v1/links/:code', authed(removeLink))
     .add('GET', '/api/v1/links/:code/stats', authed(getStats))
     .add('GET', '/api/v1/links/:code/qr', authed(getQr))
+    .add('POST', '/api/v1/links/:code/check', authed(postCheck))
     .add('GET', '/api/v1/webhooks', authed(getWebhooks))
     .add('POST', '/api/v1/webhooks', keyed(authed(postWebhook, 'json')))
     .add('GET', '/api/v1/webhooks/:id', authed(getWebhook))

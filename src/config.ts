@@ -73,7 +73,19 @@ export interface Config {
   newAccountHours: number
   /** open reports from distinct addresses that suspend a link until an operator looks (0: off) */
   reportsSuspendAfter: number
+  linkChecks: Readonly<LinkCheckConfig>
   trust: Readonly<TrustConfig>
+}
+
+export interface LinkCheckConfig {
+  /** destinations are checked in the background (LINK_CHECKS) */
+  enabled: boolean
+  /** seconds between two checks of one link */
+  intervalSeconds: number
+  /** checks the whole cluster starts per minute */
+  perMinute: number
+  /** destinations may resolve to loopback, private, link-local or this machine's addresses */
+  allowPrivate: boolean
 }
 
 /** What the instance publishes about itself: security.txt, the transparency report, its block list. */
@@ -197,6 +209,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     linkCreateBurst: int(env, 'LINK_CREATE_BURST', 60, 1, 100_000),
     newAccountHours: int(env, 'NEW_ACCOUNT_HOURS', 0, 0, 8_760),
     reportsSuspendAfter: int(env, 'REPORTS_SUSPEND_AFTER', 0, 0, 1_000),
+    linkChecks: Object.freeze({
+      enabled: oneOf(env, 'LINK_CHECKS', ['on', 'off'] as const, 'on') === 'on',
+      intervalSeconds: int(env, 'LINK_CHECK_INTERVAL_S', 21_600, 10, 31_536_000),
+      perMinute: int(env, 'LINK_CHECKS_PER_MINUTE', 120, 1, 100_000),
+      allowPrivate: oneOf(env, 'LINK_CHECK_ALLOW_PRIVATE', ['on', 'off'] as const, 'off') === 'on',
+    }),
     trust: trustConfig(env),
   })
 }

@@ -15,6 +15,7 @@ import type { ExperimentCounter } from './experiments/counter.js'
 import type { FeedState, WriteHealth } from './health.js'
 import type { Logger } from './log.js'
 import type { Metrics } from './metrics.js'
+import type { LinkChecker } from './link-checks/checker.js'
 import type { Passwords, Requester } from './passwords/passwords.js'
 import { clientKey as clientKeyOf } from './ratelimit/client-ip.js'
 import type { LeakyBuckets } from './ratelimit/leaky.js'
@@ -60,6 +61,8 @@ export interface Deps {
   appFiles: AppFiles | undefined
   /** tells this node's redirect cache that these links changed (other nodes hear it by NOTIFY) */
   forgetLinks(codes: readonly string[]): void
+  /** this node's destination checks; undefined with LINK_CHECKS=off */
+  linkChecks: Pick<LinkChecker, 'wake' | 'checkNow'> | undefined
 }
 
 /**

@@ -23,6 +23,8 @@ export interface Metrics {
   blocklistRefused(source: string, reason: string): void
   /** a report received (or deduplicated: counted all the same) */
   reportReceived(reason: string): void
+  /** one destination check: what it found (ok, broken, unreachable, flagged, deferred) */
+  linkCheck(result: string): void
 }
 
 export const NO_METRICS: Metrics = Object.freeze({
@@ -35,6 +37,7 @@ export const NO_METRICS: Metrics = Object.freeze({
   blocklistRefresh() {},
   blocklistRefused() {},
   reportReceived() {},
+  linkCheck() {},
 })
 
 /** States read at scrape time. */
@@ -190,6 +193,12 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
     labelNames: ['reason'],
     registers,
   })
+  const linkChecks = new client.Counter({
+    name: `${PREFIX}link_checks_total`,
+    help: 'Destination checks made by this node, by what each found (a first failure counts as found, though not shown yet).',
+    labelNames: ['result'],
+    registers,
+  })
   // The same figures on every node, read from the database: a cluster's primary keeps one, not the sum.
   // A scrape waits for them at most SHARED_WAIT_MS (the pool may be busy, or the database away):
   // then it shows the last ones read.
@@ -266,6 +275,7 @@ export function createMetrics(gauges: Gauges): { metrics: Metrics; registry: cli
     },
     blocklistRefused: (source, reason) => feedRefusals.inc({ source, reason }),
     reportReceived: (reason) => reports.inc({ reason }),
+    linkCheck: (result) => linkChecks.inc({ result }),
   }
   return { metrics, registry }
 }

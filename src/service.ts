@@ -44,6 +44,7 @@ import { MemoryLimiter, PostgresLimiter, type Limiter } from './ratelimit/limite
 import { countOpenReports } from './reports/queries.js'
 import { AppFiles } from './web/static-files.js'
 import { startDeliveries, type Deliveries } from './webhooks/deliveries.js'
+import { LinkChecker, linkCheckPollMs } from './link-checks/checker.js'
 
 const SESSION_SWEEP_MS = 60_000
 // With SHUTDOWN_TIMEOUT_MS at its 10 s default, a stop takes at most 10 + 3 + 1 + 3 s: inside
@@ -195,6 +196,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
           reads.changed(code)
         }
       },
+      linkChecks: undefined, // started with the deliveries, once BASE_URL is known
     }
     const app = createApp(deps)
     // A request read on a connection the drain has ended is not run: its client saw the close first.
@@ -241,6 +243,12 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const deliveries = startDeliveries(db, log, config.webhooks, deps.baseUrl, config.dbTimeoutMs, config.databasePrepare)
     webhooks = deliveries
     started.push(() => deliveries.stop())
+    if (config.linkChecks.enabled) {
+      const checker = new LinkChecker(db.sql, log, config.linkChecks, metrics, () => deps.baseUrl, (code) => deps.forgetLinks([code]))
+      checker.start(linkCheckPollMs(config.linkChecks.intervalSeconds))
+      deps.linkChecks = checker
+      started.push(() => checker.stop())
+    }
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
 
     let closing: Promise<void> | undefined

@@ -17,6 +17,8 @@ export interface AdminLinkRow {
   owner_disabled: boolean
   /** open reports from enough addresses stopped it until an operator resolves them */
   suspended: boolean
+  /** a destination check found its redirect chain leading to a blocked host (link-checks) */
+  flagged: boolean
 }
 
 /** Live links, newest first; only `username`'s when given. */
@@ -25,7 +27,7 @@ export function listAllLinks(sql: Sql, username?: string): Promise<AdminLinkRow[
   return sql<AdminLinkRow[]>`
     select l.code, u.username, l.url, l.created_at, l.expires_at, l.visits::float8 as visits,
            l.disabled_at, l.disabled_reason, l.host_blocked, u.disabled_at is not null as owner_disabled,
-           l.suspended_at is not null as suspended
+           l.suspended_at is not null as suspended, coalesce(l.stop_reason = 'flagged', false) as flagged
     from live_links l join users u on u.id = l.user_id
     where true ${only}
     order by l.id desc`

@@ -25,16 +25,17 @@ const list: CliCommand = {
       created_at: l.created_at.toISOString(),
       expires_at: l.expires_at?.toISOString() ?? null,
       visits: l.visits,
-      // the link itself; owner_disabled, host_blocked and suspended are the other reasons /r/{code} answers 410
+      // the link itself; owner_disabled, host_blocked, suspended and flagged are the other reasons /r/{code} answers 410
       disabled: l.disabled_at !== null,
       disabled_at: l.disabled_at?.toISOString() ?? null,
       disabled_reason: l.disabled_reason,
       owner_disabled: l.owner_disabled,
       host_blocked: l.host_blocked,
       suspended: l.suspended,
+      flagged: l.flagged,
     }))
     const state = (l: (typeof value)[number]) =>
-      [l.disabled ? 'disabled' : '', l.owner_disabled ? 'owner-disabled' : '', l.host_blocked ? 'host-blocked' : '', l.suspended ? 'suspended' : ''].filter((s) => s !== '').join(',') || 'active'
+      [l.disabled ? 'disabled' : '', l.owner_disabled ? 'owner-disabled' : '', l.host_blocked ? 'host-blocked' : '', l.suspended ? 'suspended' : '', l.flagged ? 'flagged' : ''].filter((s) => s !== '').join(',') || 'active'
     const rows = [['CODE', 'USER', 'STATE', 'VISITS', 'URL']]
     for (const l of value) rows.push([l.code, l.username, state(l), String(l.visits), l.url])
     ctx.print(value.length === 0 ? 'no links' : columns(rows), value)

@@ -50,6 +50,7 @@ export const usernameTaken = () => new HttpError(409, 'USERNAME_TAKEN', 'usernam
 export const codeTaken = () => new HttpError(409, 'CODE_TAKEN', 'code is already in use or was used before')
 export const linkLimitExceeded = (max: number) =>
   new HttpError(409, 'LINK_LIMIT_EXCEEDED', `an account may own at most ${max} links`)
+export const linkChecksOff = () => new HttpError(409, 'LINK_CHECKS_OFF', 'destination checks are turned off on this service (LINK_CHECKS=off)')
 export const webhookNotFound = () => new HttpError(404, 'WEBHOOK_NOT_FOUND', 'no such webhook')
 export const deliveryNotFound = () => new HttpError(404, 'DELIVERY_NOT_FOUND', 'no such delivery of this webhook')
 export const webhookLimitExceeded = (max: number) =>

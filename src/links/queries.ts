@@ -7,6 +7,7 @@ import type { StoredVariant } from '../experiments/queries.js'
 import type { Rule } from './rules.js'
 import { generateCode } from './short-code.js'
 import { hostOf } from './hosts.js'
+import type { Health, HealthStatus } from './health.js'
 
 const GENERATE_ATTEMPTS = 5
 
@@ -34,6 +35,8 @@ export interface LinkRow {
   image_url: string | null
   /** redirect rules (rules.ts); null: none */
   rules: Rule[] | null
+  /** link_health (undefined where a link was just created: not checked yet) */
+  health?: Health
   /** its experiment (experiments/queries.ts); null or absent: none */
   experiment?: LinkExperiment | null
 }
@@ -49,7 +52,7 @@ const columns = (sql: Sql | Tx) =>
   sql`code, url, created_at, updated_at, visits::float8 as visits, last_visited_at, expires_at, stopped as disabled,
       starts_at, max_visits::float8 as max_visits,
       (select greatest(c.visits_left, 0)::float8 from link_caps c where c.code = live_links.code) as visits_left,
-      password_hash is not null as password_protected, tags, title, description, image_url, rules,
+      password_hash is not null as password_protected, tags, title, description, image_url, rules, link_health(code) as health,
       (select jsonb_build_object('variants', e.variants, 'conversions', e.conversions, 'promote_winner', e.promote_winner)
        from link_experiments e where e.code = live_links.code) as experiment`
 
@@ -191,17 +194,21 @@ interface CreatedRow {
 export interface LinkFilter {
   tag?: string
   q?: string
+  /** the status of its health */
+  health?: HealthStatus
 }
 
 export function listLinks(sql: Sql, userId: string, filter: LinkFilter = {}): Promise<LinkRow[]> {
   const tag = filter.tag ?? null
   const q = filter.q ?? null
+  const health = filter.health ?? null
   return sql<LinkRow[]>`
     select ${columns(sql)} from live_links
     where user_id = ${userId}
       and (${tag}::text is null or exists (select 1 from unnest(tags) t where lower(t) = lower(${tag}::text)))
       and (${q}::text is null or strpos(lower(url), lower(${q}::text)) > 0 or strpos(lower(code), lower(${q}::text)) > 0
            or strpos(lower(coalesce(title, '')), lower(${q}::text)) > 0)
+      and (${health}::text is null or coalesce((select c.status from link_checks c where c.code = live_links.code), 'unchecked') = ${health}::text)
     order by id desc`
 }
 
@@ -281,9 +288,10 @@ export async function updateLink(sql: Sql | Tx, userId: string, code: string, ch
         and not exists (select 1 from unnest(${ruleHosts(change.rules)}::text[]) h where host_blocked(h))
       returning l.code, l.url, l.created_at, l.updated_at, l.visits::float8 as visits, l.last_visited_at, l.expires_at,
                 -- the new url and rules were just checked; a kept one is as the block list says
-                domains_blocked(l.host_domains || l.rule_domains) as disabled,
+                domains_blocked(l.host_domains || l.rule_domains)
+                  or exists (select 1 from link_checks c where c.code = l.code and c.status = 'flagged') as disabled,
                 l.starts_at, l.max_visits::float8 as max_visits, l.password_hash is not null as password_protected, l.tags,
-                l.title, l.description, l.image_url, l.rules, old.max_visits as old_max, old.visits as old_visits
+                l.title, l.description, l.image_url, l.rules, link_health(l.code) as health, old.max_visits as old_max, old.visits as old_visits
     ),
     -- A new cap counts the visits made: under the old cap (the difference is added to what is
     -- left, on the row as it is now), or, without one, the visits as flushed.
@@ -413,7 +421,7 @@ export function takeVisits(sql: Sql, codes: string[], counts: number[]): Promise
 }
 
 /** Why a link does not redirect, as a visitor's page says it: a blocked destination first (the visitor must be warned). */
-export type StopReason = 'blocked' | 'disabled' | 'suspended'
+export type StopReason = 'blocked' | 'disabled' | 'suspended' | 'flagged'
 
 export interface VisitorRow {
   url: string

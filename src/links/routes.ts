@@ -9,6 +9,7 @@ import { blockedOf, createRoom, deleteLink, findLink, insertLink, insertLinks, l
 import { codeParam, REDIRECT_PREFIX, shortUrl } from './short-code.js'
 import { hostOf } from './hosts.js'
 import type { Rule } from './rules.js'
+import { HEALTH_STATUSES, presentHealth } from './health.js'
 import { parseLinkChange, parseLinkCreate, tagProblem, toLocation, type LinkInput } from './validate.js'
 import { writeExperiment, type Experiment, type ExperimentChange, type StoredVariant } from '../experiments/queries.js'
 import type { Variant } from '../experiments/variants.js'
@@ -18,7 +19,7 @@ export const MAX_LINKS_PER_ACCOUNT = 50
 export const MAX_BULK_ITEMS = 50
 
 /** What the link routes may touch. */
-type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords' | 'buckets'>
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords' | 'buckets' | 'linkChecks'>
 
 export const presentLink = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
@@ -39,6 +40,7 @@ export const presentLink = (baseUrl: string, link: LinkRow) => ({
   description: link.description,
   image_url: link.image_url,
   rules: link.rules ?? [],
+  health: presentHealth(link.health),
   variants: (link.experiment?.variants ?? []).map((v) => ({ url: v.url, weight: v.weight })),
   conversions: link.experiment?.conversions ?? false,
   promote_winner: link.experiment?.promote_winner ?? false,
@@ -135,6 +137,7 @@ export async function createLink(ctx: LinksCtx): Promise<Reply> {
   if (result === 'taken') throw codeTaken()
   if ('retryAfterSeconds' in result) throw rateLimited(result.retryAfterSeconds)
   cache.invalidate(result.code)
+  ctx.deps.linkChecks?.wake() // its first check was queued with it
   return json(201, presentLink(baseUrl, result), { location: `/api/v1/links/${result.code}` })
 }
 
@@ -206,6 +209,7 @@ export async function createLinks(ctx: LinksCtx): Promise<Reply> {
     cache.invalidate(r.code)
     return { status: 201, link: presentLink(baseUrl, r) }
   })
+  if (next > 0) ctx.deps.linkChecks?.wake()
   return json(200, { results })
 }
 
@@ -217,21 +221,22 @@ export async function getTags(ctx: LinksCtx): Promise<Reply> {
   return json(200, { tags: await listTags(ctx.deps.sql, sessionOf(ctx).userId) })
 }
 
-const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled', 'starts_at', 'max_visits', 'visits_left', 'password_protected'] as const
+const LINK_COLUMNS = ['code', 'url', 'short_url', 'created_at', 'updated_at', 'visits', 'last_visited_at', 'expires_at', 'disabled', 'starts_at', 'max_visits', 'visits_left', 'password_protected', 'health'] as const
 
 export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   const q = new Query(ctx.req.url)
   const format = q.oneOf('format', ['json', 'csv'] as const)
   const tag = q.string('tag')
   const search = q.string('q')
+  const health = q.oneOf('health', HEALTH_STATUSES)
   const problem = tag === undefined ? undefined : tagProblem(tag)
   if (problem !== undefined) q.fail('tag', 'INVALID', problem)
   if (search !== undefined && [...search].length > MAX_SEARCH_CHARS) q.fail('q', 'TOO_LONG', `must be at most ${MAX_SEARCH_CHARS} characters`)
   q.check()
-  const filter = { ...(tag === undefined ? {} : { tag }), ...(search === undefined ? {} : { q: search }) }
+  const filter = { ...(tag === undefined ? {} : { tag }), ...(search === undefined ? {} : { q: search }), ...(health === undefined ? {} : { health }) }
   const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => presentLink(ctx.deps.baseUrl, l))
   if (!wantsCsv(format, ctx.req.headers.accept)) return json(200, { links })
-  const rows = links.map((l) => LINK_COLUMNS.map((c) => (typeof l[c] === 'boolean' ? String(l[c]) : l[c])))
+  const rows = links.map((l) => LINK_COLUMNS.map((c) => (c === 'health' ? l.health.status : typeof l[c] === 'boolean' ? String(l[c]) : l[c])))
   return csv([[...LINK_COLUMNS], ...rows], 'links.csv')
 }
 
@@ -266,6 +271,7 @@ export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   if (link === 'disabled') throw linkLocked()
   if (link === 'blocked') throw urlBlocked(await blockedFields(ctx, url, rest.rules ?? []))
   ctx.deps.cache.invalidate(code)
+  if (url !== undefined || rest.rules !== undefined) ctx.deps.linkChecks?.wake()
   return json(200, presentLink(ctx.deps.baseUrl, link))
 }
 

@@ -25,7 +25,8 @@ export async function fileReport(sql: Sql, report: NewReport, suspendAfter: numb
 export interface ReportRow {
   id: number
   code: string
-  reason: Reason
+  /** 'link-check': opened by a destination check that found the link leading to a blocked host */
+  reason: Reason | 'link-check'
   details: string | null
   created_at: Date
   resolved_at: Date | null

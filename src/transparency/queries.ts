@@ -1,6 +1,7 @@
 // The transparency report's figures: counts per UTC month, nothing that names a person, a link or
 // a host. Reports from the reports table (created_at, resolved_at); stops and disabled accounts
-// from trust_events (sql/0028), recorded as they happen so that a later enable does not erase them.
+// from trust_events (sql/0028), recorded as they happen so that a later enable does not erase them;
+// stops by health checks from link_check_stops, one row per stop.
 import type { Sql } from '../db/types.js'
 
 export interface MonthFigures {
@@ -17,13 +18,13 @@ export interface MonthFigures {
   accounts_disabled: number
 }
 
-/**
- * Links stopped by health checks, per month. Health checks are built apart from this report and
- * record their stops in link_check_stops(stopped_at ...); until they land here this answers no
- * rows, and the report shows 0. Wire it then: count link_check_stops by month of stopped_at.
- */
-export async function healthCheckStopsByMonth(_sql: Sql, _fromMonth: string): Promise<Array<{ month: string; n: number }>> {
-  return []
+/** Links stopped by health checks (a redirect chain reaching a blocked host), per UTC month from `fromMonth` ("YYYY-MM"). */
+export async function healthCheckStopsByMonth(sql: Sql, fromMonth: string): Promise<Array<{ month: string; n: number }>> {
+  return sql<Array<{ month: string; n: number }>>`
+    select to_char(stopped_at at time zone 'UTC', 'YYYY-MM') as month, count(*)::int as n
+    from link_check_stops
+    where stopped_at >= (${fromMonth} || '-01')::timestamp at time zone 'UTC'
+    group by 1`
 }
 
 /** The last `months` UTC months, the current one included, oldest first. */

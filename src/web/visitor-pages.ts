@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import { domainToUnicode } from 'node:url'
 import { ENGLISH, type Messages } from './catalogues.js'
 
-export type StoppedKind = 'unknown' | 'expired' | 'exhausted' | 'disabled' | 'suspended' | 'blocked'
+export type StoppedKind = 'unknown' | 'expired' | 'exhausted' | 'disabled' | 'suspended' | 'blocked' | 'flagged'
 
 const STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--surface:#fff;--text:#14171f;--muted:#555e6e;--border:#d5d9e0;--accent:#1d4ed8;--accent-text:#fff;--warn:#b42318;--warn-soft:#fdecea}
@@ -89,6 +89,7 @@ const WHAT: Record<StoppedKind, { status: 404 | 410; warn: boolean }> = {
   disabled: { status: 410, warn: true },
   suspended: { status: 410, warn: true },
   blocked: { status: 410, warn: true },
+  flagged: { status: 410, warn: true },
 }
 
 /** A message with a link in it: its text escaped, the link's words the catalogue's too. */

@@ -25,8 +25,8 @@ export interface SendResult {
 const NAME_ERRORS = new Set(['FORBIDDEN_ADDRESS', 'ENOTFOUND', 'EAI_AGAIN', 'ENODATA', 'EAI_NODATA', 'EAI_NONAME'])
 const NO_ADDRESS = 'no address a webhook may reach (the name does not resolve, or only to forbidden addresses)'
 
-/** A lookup that answers only addresses a webhook may reach. */
-function safeLookup(allowPrivate: boolean): LookupFunction {
+/** A lookup that answers only addresses a webhook (or a link check, src/link-checks/) may reach. */
+export function safeLookup(allowPrivate: boolean): LookupFunction {
   return ((hostname: string, options: LookupOneOptions | LookupAllOptions, callback: (...args: unknown[]) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err)

@@ -5,7 +5,7 @@ import { Fields } from '../http/fields.js'
 import { urlProblem } from '../links/validate.js'
 import { isForbiddenAddress } from './address.js'
 
-export const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired', 'link.disabled', 'link.enabled', 'link.clicked'] as const
+export const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired', 'link.disabled', 'link.enabled', 'link.clicked', 'link.unhealthy', 'link.healthy'] as const
 const URL_RULE = { min: 1, max: 2048, unit: 'bytes' } as const
 
 export interface WebhookRules {

@@ -154,7 +154,7 @@ if (browserAvailable()) {
     const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
     assert.is(csv.suggestedFilename(), 'links.csv')
     const rows = readFileSync((await csv.path())!, 'utf8').split('\r\n')
-    assert.is(rows[0], 'code,url,short_url,created_at,updated_at,visits,last_visited_at,expires_at,disabled,starts_at,max_visits,visits_left,password_protected')
+    assert.is(rows[0], 'code,url,short_url,created_at,updated_at,visits,last_visited_at,expires_at,disabled,starts_at,max_visits,visits_left,password_protected,health')
     assert.ok(rows.some((r) => r.startsWith(`${ctx.code},https://example.com/docs?from=app,`)), rows.join('\n'))
     await card.getByRole('button', { name: `Copy short URL ${ctx.code}` }).click()
     await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor()

@@ -117,7 +117,24 @@ test('a rule target on the block list is refused as the link’s url is, naming 
   assert.equal((await call(srv.url, 'GET', `/api/v1/links/${code}`, { token: user.token })).body.rules, [], 'nothing was changed')
 })
 
-test('a rule target listed after the rule was saved stops the whole link (410, disabled), as a listed url does; new rules bring it back', async ({ srv, user }) => {
+test('a password link with rules asks first, then follows the rules', async ({ srv, user }) => {
+  const code = (await create(srv, user.token, { url: FALLBACK, password: 'correct horse', rules: [{ if: { device: 'ios' }, url: 'https://example.com/ios' }] })).body.code
+  assert.is((await call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': IPHONE } })).status, 401)
+  const res = await call(srv.url, 'POST', `/r/${code}/unlock`, { headers: { 'user-agent': IPHONE }, body: { password: 'correct horse' } })
+  assert.equal([res.status, res.headers.get('location')], [302, 'https://example.com/ios'])
+})
+
+test.run()
+
+// The destination checks would also flag this link (its rule target is on the block list) and,
+// by design, keep it stopped after new rules until their next check, a second or so later; this
+// suite is about the block list's own stop, which follows the rules at once.
+const listedLater = serverSuite<{ user: User }>('redirect rules and a later block-list entry', { LINK_CHECKS: 'off' })
+listedLater.before(async (ctx) => {
+  ctx.user = await newUser(ctx.srv.url)
+})
+
+listedLater('a rule target listed after the rule was saved stops the whole link (410, disabled), as a listed url does; new rules bring it back', async ({ srv, user }) => {
   const host = `${uniqueName('later')}.example`
   const res = await create(srv, user.token, { url: FALLBACK, rules: [{ if: { device: 'ios' }, url: `https://login.${host}/x` }] })
   assert.is(res.status, 201, res.text)
@@ -136,14 +153,7 @@ test('a rule target listed after the rule was saved stops the whole link (410, d
   await unblockHost(srv.service.db.sql, host)
 })
 
-test('a password link with rules asks first, then follows the rules', async ({ srv, user }) => {
-  const code = (await create(srv, user.token, { url: FALLBACK, password: 'correct horse', rules: [{ if: { device: 'ios' }, url: 'https://example.com/ios' }] })).body.code
-  assert.is((await call(srv.url, 'GET', `/r/${code}`, { headers: { 'user-agent': IPHONE } })).status, 401)
-  const res = await call(srv.url, 'POST', `/r/${code}/unlock`, { headers: { 'user-agent': IPHONE }, body: { password: 'correct horse' } })
-  assert.equal([res.status, res.headers.get('location')], [302, 'https://example.com/ios'])
-})
-
-test.run()
+listedLater.run()
 
 if (process.env.DATABASE_URL !== undefined) {
   const nodes = twoNodeSuite('redirect rules on two nodes')

@@ -9,7 +9,7 @@ const BASE_URL = 'https://sho.rt'
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const CODE = /^[0-9A-Za-z]{8}$/
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
-const LINK_FIELDS = ['code', 'conversions', 'created_at', 'description', 'disabled', 'expires_at', 'image_url', 'last_visited_at', 'max_visits', 'password_protected', 'promote_winner', 'rules', 'short_url', 'starts_at', 'tags', 'title', 'updated_at', 'url', 'variants', 'visits', 'visits_left']
+const LINK_FIELDS = ['code', 'conversions', 'created_at', 'description', 'disabled', 'expires_at', 'health', 'image_url', 'last_visited_at', 'max_visits', 'password_protected', 'promote_winner', 'rules', 'short_url', 'starts_at', 'tags', 'title', 'updated_at', 'url', 'variants', 'visits', 'visits_left']
 
 /** A random, well-formed custom code (62^8 of them: no clash with another test). */
 function randomCode(): string {
@@ -459,9 +459,9 @@ index('?format=csv exports the caller’s links as RFC 4180 CSV, a header row th
     assert.is(res.headers.get('content-type'), 'text/csv; charset=utf-8; header=present')
     assert.is(res.headers.get('content-disposition'), 'attachment; filename="links.csv"')
     const row = (l: typeof plain, url: string) =>
-      [l.code, url, l.short_url, l.created_at, l.updated_at, 0, '', '', 'false', '', '', '', 'false'].join(',')
+      [l.code, url, l.short_url, l.created_at, l.updated_at, 0, '', '', 'false', '', '', '', 'false', 'unchecked'].join(',')
     assert.is(res.text, [
-      'code,url,short_url,created_at,updated_at,visits,last_visited_at,expires_at,disabled,starts_at,max_visits,visits_left,password_protected',
+      'code,url,short_url,created_at,updated_at,visits,last_visited_at,expires_at,disabled,starts_at,max_visits,visits_left,password_protected,health',
       row(quoted, '"https://example.com/a,b?q=""x"""'),
       row(plain, 'https://example.com/plain'),
       '',

@@ -84,7 +84,7 @@ test('every word of every visitor page and the transparency page comes from the 
   const code = 'aZ3kP9qR'
   const values = [code, 'https://sho.rt/r/aZ3kP9qR', 'https://xn--80ak6aa92e.example/login', 'аррӏе.example', 'xn--80ak6aa92e.example', 'Card title', 'Card text', 'Link Service']
   const pages: Array<[string, string]> = [
-    ...(['unknown', 'expired', 'exhausted', 'disabled', 'suspended', 'blocked'] satisfies StoppedKind[]).map((k): [string, string] => [k, stoppedPage(k, code, '/app/report', m).html]),
+    ...(['unknown', 'expired', 'exhausted', 'disabled', 'suspended', 'blocked', 'flagged'] satisfies StoppedKind[]).map((k): [string, string] => [k, stoppedPage(k, code, '/app/report', m).html]),
     ['password', passwordPage(code, 'unlock', { kind: 'ask' }, m)],
     ['password wrong', passwordPage(code, 'unlock', { kind: 'wrong' }, m)],
     ['password wait', passwordPage(code, 'unlock', { kind: 'wait', seconds: 7 }, m)],

@@ -66,7 +66,7 @@ test('every $ref resolves, operationIds are unique, every response documents X-R
 
 test('the response check refuses what the document does not describe', () => {
   const headers = new Headers({ 'x-request-id': 'r1', 'content-type': 'application/json; charset=utf-8' })
-  const link = { code: 'aZ3kP9qR', url: 'https://e.x/', short_url: 'https://sho.rt/r/aZ3kP9qR', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', visits: 0, last_visited_at: null, expires_at: null, disabled: false, starts_at: null, max_visits: null, visits_left: null, password_protected: false, tags: [], title: null, description: null, image_url: null, rules: [], variants: [], conversions: false, promote_winner: false }
+  const link = { code: 'aZ3kP9qR', url: 'https://e.x/', short_url: 'https://sho.rt/r/aZ3kP9qR', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', visits: 0, last_visited_at: null, expires_at: null, disabled: false, starts_at: null, max_visits: null, visits_left: null, password_protected: false, tags: [], title: null, description: null, image_url: null, rules: [], health: { status: 'unchecked', checked_at: null, http_status: null, final_url: null, detail: null }, variants: [], conversions: false, promote_winner: false }
   const ok = { status: 200, headers, text: JSON.stringify(link), body: link }
   checkResponse('GET', '/api/v1/links/aZ3kP9qR', {}, ok)
   assert.throws(() => checkResponse('GET', '/api/v1/links/aZ3kP9qR', {}, { ...ok, body: { ...link, extra: 1 } }), /body does not match/)

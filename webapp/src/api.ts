@@ -38,12 +38,23 @@ export interface Link {
   title: string | null
   description: string | null
   image_url: string | null
+  /** what the last check of its destination found */
+  health: Health
   /** a split test's destinations; [] for none */
   variants: Array<{ url: string; weight: number }>
   /** redirects carry a click id (ls_cid) for conversions */
   conversions: boolean
   /** a clear winner becomes the url */
   promote_winner: boolean
+}
+
+export const HEALTH_STATUSES = ['ok', 'broken', 'unreachable', 'flagged', 'unchecked'] as const
+export interface Health {
+  status: (typeof HEALTH_STATUSES)[number]
+  checked_at: string | null
+  http_status: number | null
+  final_url: string | null
+  detail: string | null
 }
 
 /** One of the caller's tags, with how many links carry it. */
@@ -93,7 +104,7 @@ export interface Session {
   current: boolean
 }
 
-export const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired', 'link.disabled', 'link.enabled', 'link.clicked'] as const
+export const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired', 'link.disabled', 'link.enabled', 'link.clicked', 'link.unhealthy', 'link.healthy'] as const
 
 export interface Webhook {
   id: string

@@ -1,10 +1,11 @@
 // One link: its facts (limits, password, tags and preview card included), visits per day (humans and bots), who visits (devices, browsers, OS,
 // countries), referrers, the statistics as CSV, and its QR code to download.
-import { blob, get, type Link, type Stats } from './api.js'
+import { act, blob, get, type Link, type Stats } from './api.js'
 import { breakdownChart, dayChart } from './chart.js'
 import { experimentPanel } from './experiment.js'
 import { h } from './dom.js'
 import { number, when } from './format.js'
+import { healthLine } from './health-badge.js'
 import { hostLine } from './hosts.js'
 import { language, t, tNodes } from './i18n.js'
 import { loading, screen } from './layout.js'
@@ -31,6 +32,23 @@ function previewCard(link: Link): HTMLElement {
   if (link.title === null && link.description === null && link.image_url === null) return h('p', { class: 'muted' }, t('card.none'))
   const row = (name: string, text: string | null) => h('div', {}, h('dt', {}, name), h('dd', {}, text ?? t('none')))
   return h('section', { class: 'card', 'aria-labelledby': 'card' }, h('h3', { id: 'card' }, t('card.title')), h('dl', {}, row(t('field.title'), link.title), row(t('field.description'), link.description), row(t('field.image'), link.image_url)))
+}
+
+/** Asks for a check now and shows the page again with what it found. */
+function checkButton(code: string): HTMLButtonElement {
+  const button = h('button', { type: 'button' }, t('check.now'))
+  button.addEventListener('click', async () => {
+    button.disabled = true
+    button.textContent = t('check.running')
+    try {
+      await act('POST', `/links/${code}/check`)
+      await linkScreen(code, t('check.done'))
+    } finally {
+      button.disabled = false
+      button.textContent = t('check.now')
+    }
+  })
+  return button
 }
 
 // The QR image is fetched with the token (an <img src> cannot send one) and shown from a blob:
@@ -62,6 +80,7 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
         h('div', {}, h('dt', {}, t('fact.starts')), h('dd', {}, link.starts_at === null ? t('starts.atOnce') : notStarted(link) ? when(link.starts_at) : t('starts.started', { when: when(link.starts_at) }))),
         h('div', {}, h('dt', {}, t('fact.limit')), h('dd', { class: link.visits_left === 0 ? 'warn' : '' }, link.max_visits === null ? t('none') : visitsLeft(link))),
         h('div', {}, h('dt', {}, t('field.password')), h('dd', {}, link.password_protected ? t('fact.passwordRequired') : t('none'))),
+        h('div', {}, h('dt', {}, t('fact.health')), h('dd', {}, healthLine(link.health))),
       ),
       tagChips(link),
       previewCard(link),
@@ -69,6 +88,7 @@ export async function linkScreen(code: string, notice?: string): Promise<void> {
         'div',
         { class: 'actions' },
         link.disabled ? null : h('a', { class: 'button', href: `/app/links/${code}/edit`, 'data-nav': true }, t('edit')),
+        checkButton(code),
         deleteButton(link, () => navigate('/app/links', t('delete.doneNotice', { code }), true)),
       ),
     ),

@@ -1,10 +1,11 @@
 // The links list: a filter by tag and by text (kept in the address, so a reload keeps it), then
 // each link's short URL with a copy button, target, tags, visits with a 30-day sparkline,
 // created and expiry, its limits, and its actions.
-import { act, get, type Link, type Stats, type Tag } from './api.js'
+import { act, get, HEALTH_STATUSES, type Link, type Stats, type Tag } from './api.js'
 import { sparkline } from './chart.js'
 import { announce, h } from './dom.js'
 import { expired, number, when } from './format.js'
+import { healthBadge, healthLabel } from './health-badge.js'
 import { hostLine } from './hosts.js'
 import { t } from './i18n.js'
 import { loading, screen } from './layout.js'
@@ -12,10 +13,11 @@ import { navigate } from './router.js'
 import { confirmDialog, copyButton, downloadButton } from './widgets.js'
 
 /** The list's address for a filter; empty parts are left out. */
-export function listPath(tag: string, q: string): string {
+export function listPath(tag: string, q: string, health = ''): string {
   const query = new URLSearchParams()
   if (tag !== '') query.set('tag', tag)
   if (q !== '') query.set('q', q)
+  if (health !== '') query.set('health', health)
   return query.toString() === '' ? '/app/links' : `/app/links?${query}`
 }
 
@@ -24,11 +26,12 @@ export async function linksScreen(notice?: string): Promise<void> {
   const params = new URLSearchParams(location.search)
   const tag = params.get('tag') ?? ''
   const q = params.get('q') ?? ''
+  const health = (HEALTH_STATUSES as readonly string[]).includes(params.get('health') ?? '') ? params.get('health')! : ''
   // The API's filter takes the same query as the app's address.
-  const query = listPath(tag, q).replace('/app/links', '')
+  const query = listPath(tag, q, health).replace('/app/links', '')
   const [{ links }, { tags }] = await Promise.all([get<{ links: Link[] }>(`/links${query}`), get<{ tags: Tag[] }>('/tags')])
   const newLink = h('a', { class: 'button primary', href: '/app/links/new', 'data-nav': true }, t('nav.new'))
-  const filtered = tag !== '' || q !== ''
+  const filtered = tag !== '' || q !== '' || health !== ''
   if (links.length === 0 && !filtered) {
     screen(t('links.title'), notice, h('div', { class: 'empty' }, h('p', {}, t('links.none')), newLink))
     return
@@ -38,7 +41,7 @@ export async function linksScreen(notice?: string): Promise<void> {
   screen(
     t('links.title'),
     notice,
-    filterForm(tags, tag, q),
+    filterForm(tags, tag, q, health),
     h('p', { class: 'toolbar' }, h('span', { class: 'muted' }, count), h('span', { class: 'actions' }, csv, newLink)),
     links.length === 0
       ? h('div', { class: 'empty' }, h('p', {}, t('links.noMatch')), h('a', { href: '/app/links', 'data-nav': true }, t('links.showAll')))
@@ -46,8 +49,8 @@ export async function linksScreen(notice?: string): Promise<void> {
   )
 }
 
-/** A tag (from GET /tags, with counts) and a search; applying it changes the address. */
-function filterForm(tags: Tag[], tag: string, q: string): HTMLFormElement {
+/** A tag (from GET /tags, with counts), a search and a health; applying it changes the address. */
+function filterForm(tags: Tag[], tag: string, q: string, health: string): HTMLFormElement {
   const select = h(
     'select',
     { id: 'filter-tag', name: 'tag' },
@@ -57,16 +60,23 @@ function filterForm(tags: Tag[], tag: string, q: string): HTMLFormElement {
   // A tag from an old address that no link carries any more still shows as chosen.
   if (tag !== '' && select.value === '') select.append(h('option', { value: tag, selected: true }, `${tag} (0)`))
   const search = h('input', { id: 'filter-q', name: 'q', type: 'search', value: q, placeholder: t('filter.placeholder') })
+  const healthSelect = h(
+    'select',
+    { id: 'filter-health', name: 'health' },
+    h('option', { value: '' }, t('filter.anyHealth')),
+    ...HEALTH_STATUSES.map((s) => h('option', { value: s, selected: s === health }, healthLabel(s))),
+  )
   const el = h(
     'form',
     { class: 'filter', role: 'search', 'aria-label': t('filter.label') },
     h('div', { class: 'field' }, h('label', { for: select.id }, t('filter.tag')), select),
     h('div', { class: 'field' }, h('label', { for: search.id }, t('filter.search')), search),
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('filter.submit')), tag !== '' || q !== '' ? h('a', { href: '/app/links', 'data-nav': true }, t('filter.clear')) : null),
+    h('div', { class: 'field' }, h('label', { for: healthSelect.id }, t('filter.health')), healthSelect),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('filter.submit')), tag !== '' || q !== '' || health !== '' ? h('a', { href: '/app/links', 'data-nav': true }, t('filter.clear')) : null),
   )
   el.addEventListener('submit', (ev) => {
     ev.preventDefault()
-    navigate(listPath(select.value, search.value.trim()))
+    navigate(listPath(select.value, search.value.trim(), healthSelect.value))
   })
   return el
 }
@@ -86,7 +96,7 @@ export const notStarted = (link: Link): boolean => link.starts_at !== null && Da
 
 export const expiry = (link: Link): string =>
   link.disabled
-    ? t('expiry.disabled')
+    ? link.health.status === 'flagged' ? t('expiry.flagged') : t('expiry.disabled')
     : link.expires_at === null
       ? t('expiry.never')
       : t(expired(link.expires_at) ? 'expiry.expired' : 'expiry.expires', { when: when(link.expires_at) })
@@ -128,6 +138,7 @@ function linkItem(link: Link): HTMLLIElement {
       h('div', {}, h('dt', {}, t('fact.visits')), h('dd', {}, number(link.visits), spark)),
       h('div', {}, h('dt', {}, t('fact.created')), h('dd', {}, when(link.created_at))),
       h('div', {}, h('dt', {}, t('fact.expiry')), h('dd', { class: stopped(link) ? 'warn' : '' }, expiry(link))),
+      h('div', {}, h('dt', {}, t('fact.health')), h('dd', {}, healthBadge(link.health))),
       notStarted(link) ? h('div', {}, h('dt', {}, t('fact.starts')), h('dd', {}, when(link.starts_at!))) : null,
       link.max_visits === null ? null : h('div', {}, h('dt', {}, t('fact.limit')), h('dd', { class: link.visits_left === 0 ? 'warn' : '' }, visitsLeft(link))),
       link.password_protected ? h('div', {}, h('dt', {}, t('field.password')), h('dd', {}, t('fact.required'))) : null,

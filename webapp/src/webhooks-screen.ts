@@ -20,6 +20,8 @@ const EVENT_TEXT: Record<string, string> = {
   'link.disabled': 'event.disabled',
   'link.enabled': 'event.enabled',
   'link.clicked': 'event.clicked',
+  'link.unhealthy': 'event.unhealthy',
+  'link.healthy': 'event.healthy',
 }
 
 export async function webhooksScreen(notice?: string): Promise<void> {
