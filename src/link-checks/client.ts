@@ -67,7 +67,10 @@ export async function checkTarget(target: string, hosts: Hosts, options: AskOpti
     }
     const host = canonicalHost(url.hostname)
     if (await hosts.blocked(host)) {
-      return { result: 'flagged', httpStatus: null, finalUrl: url.href, detail: `${hop === 0 ? 'the destination' : `redirect ${hop}`} leads to ${host}, which is on the block list` }
+      // The destination itself is the block list's to stop, and to restore when it is taken off
+      // the list (a flag would outlive that until the next check): it is asked again later.
+      if (hop === 0) return { result: 'deferred', httpStatus: null, finalUrl: url.href, detail: `${host} is on the block list, which stops the link itself`, retryS: BACKOFF_S }
+      return { result: 'flagged', httpStatus: null, finalUrl: url.href, detail: `redirect ${hop} leads to ${host}, which is on the block list` }
     }
     const turn = await hosts.take(host)
     if (typeof turn === 'number') return { result: 'deferred', httpStatus: null, finalUrl: url.href, detail: `${host} asked to wait`, retryS: turn }

@@ -46,7 +46,9 @@ if (process.env.DATABASE_URL === undefined) {
         else await admin`select pg_terminate_backend(pid) from pg_stat_activity
           where datname = current_database() and application_name = 'link-service' and pid <> pg_backend_pid()`
         for (const res of await Promise.all(creates)) statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-        await admin`delete from links where user_id = ${user.id}` // room under the 50-link cap
+        // room under the 50-link cap (their checks' rows first: they reference the links)
+        await admin`delete from link_checks where code in (select code from links where user_id = ${user.id})`
+        await admin`delete from links where user_id = ${user.id}`
       }
       assert.equal(escaped.length, 0, `an error escaped every caller: ${escaped.map((e) => (e instanceof Error ? e.stack : String(e))).join('\n')}`)
       for (const status of statuses.keys()) assert.ok(status === 201 || status === 503, `status ${status}`)

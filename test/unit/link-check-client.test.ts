@@ -3,7 +3,7 @@
 // too many redirects, a blocked hop, and a name that resolves only to a private address.
 import * as assert from 'uvu/assert'
 import { suite } from 'uvu'
-import { checkTarget, type Hosts } from '../../src/link-checks/client.js'
+import { BACKOFF_S, checkTarget, type Hosts } from '../../src/link-checks/client.js'
 import { Target } from '../helpers/target.js'
 
 const test = suite<{ target: Target }>('link check client')
@@ -75,6 +75,14 @@ test('a hop on the block list is flagged without being asked', async ({ target }
   const f = await checkTarget(target.url('/to-bad'), hosts, open)
   assert.equal([f.result, f.finalUrl], ['flagged', 'https://bad.example/x'])
   assert.is(log.turns, 1, 'only the first hop was asked')
+})
+
+test('a destination on the block list is left to the block list (which stops and restores the link): not asked, not flagged, checked again later', async ({ target }) => {
+  const before = target.requests.length
+  const { hosts } = memoryHosts(['bad.example'])
+  const f = await checkTarget('https://bad.example/x', hosts, open)
+  assert.equal([f.result, f.retryS], ['deferred', BACKOFF_S])
+  assert.is(target.requests.length, before)
 })
 
 test('without LINK_CHECK_ALLOW_PRIVATE, a name that resolves to loopback and a private literal are unreachable, never asked', async ({ target }) => {
