@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { SessionCache } from './auth/session-cache.js'
-import { FEED_PROBE_CHANNEL, FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL, WEBHOOK_CHANNEL } from './db/channels.js'
+import { CAP_CHANNEL, FEED_PROBE_CHANNEL, FLUSH_ALL, LINK_CHANNEL, SESSION_CHANNEL, WEBHOOK_CHANNEL } from './db/channels.js'
 import type { Sql } from './db/types.js'
 import type { RedirectCache } from './links/redirect-cache.js'
 import type { Logger } from './log.js'
@@ -53,6 +53,8 @@ export class LinkChangeFeed {
     readonly changed: (code: string) => void = () => {},
     /** told when webhook deliveries were queued (their own poll covers a feed that is down) */
     readonly webhooksQueued: () => void = () => {},
+    /** told when another node waits for the visits of a capped link this one may hold */
+    readonly capWanted: (code: string) => void = () => {},
   ) {
     // onnotify is a real postgres.js option (the one its own listen() uses) but is not typed.
     const options = {
@@ -72,6 +74,7 @@ export class LinkChangeFeed {
         }
         else if (channel === SESSION_CHANNEL) sessions.forgetUser(payload)
         else if (channel === WEBHOOK_CHANNEL) webhooksQueued()
+        else if (channel === CAP_CHANNEL) capWanted(payload)
         else if (channel === FEED_PROBE_CHANNEL) this.#awaited.get(payload)?.()
       },
       onclose: () => this.#lost('connection closed'),
@@ -102,6 +105,7 @@ export class LinkChangeFeed {
     await this.#sql`listen ${this.#sql(SESSION_CHANNEL)}`
     await this.#sql`listen ${this.#sql(FEED_PROBE_CHANNEL)}`
     await this.#sql`listen ${this.#sql(WEBHOOK_CHANNEL)}`
+    await this.#sql`listen ${this.#sql(CAP_CHANNEL)}`
   }
 
   async #proveAndResume(): Promise<void> {

@@ -105,10 +105,19 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     // Lag-tolerant reads go to the replicas of DATABASE_READ_URL (none: to the primary).
     const reads = new ReadPools(db.sql, config.databaseReadUrls, { prepare: config.databasePrepare, connectTimeoutSeconds: 2 })
     started.push(() => reads.close())
-    const linkChanged = (code: string) => (code === FLUSH_ALL ? reads.changedAll() : reads.changed(code))
+    // Visit caps are taken by blocks; a changed cap (or another node waiting) ends this node's block.
+    const circuit = new Circuit()
+    const caps = new VisitCaps(db.sql, circuit)
+    caps.start()
+    started.push(() => caps.stop())
+    const linkChanged = (code: string) => {
+      if (code === FLUSH_ALL) return reads.changedAll()
+      reads.changed(code)
+      caps.release(code)
+    }
     // Webhook deliveries start last (they need the port for short_url); a notice before is seen by their first claim.
     let webhooks: Deliveries | undefined
-    const feed = db.url === undefined ? undefined : new LinkChangeFeed(config.databaseListenUrl ?? db.url, db.sql, cache, sessions, log, config.cacheStaleMs, linkChanged, () => webhooks?.wake())
+    const feed = db.url === undefined ? undefined : new LinkChangeFeed(config.databaseListenUrl ?? db.url, db.sql, cache, sessions, log, config.cacheStaleMs, linkChanged, () => webhooks?.wake(), (code) => caps.release(code))
     if (feed !== undefined) {
       started.push(() => feed.stop())
       await feed.start()
@@ -120,7 +129,6 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const passwords = new Passwords(config.argon2, config.kdfThreads, config.kdfIdleMs)
     started.push(() => passwords.close())
     const writes = new WriteHealth()
-    const circuit = new Circuit()
     let registry: Registry | undefined
     if (config.metricsPort !== undefined) {
       ;({ metrics, registry } = createMetrics({
@@ -177,7 +185,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       sessions,
       locations: new LocationLoader(db.sql, circuit, reads),
       reads,
-      caps: new VisitCaps(db.sql, circuit),
+      caps,
       circuit,
       visits,
       experiments,
@@ -193,7 +201,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
       forgetLinks: (codes) => {
         for (const code of codes) {
           cache.invalidate(code)
-          reads.changed(code)
+          linkChanged(code)
         }
       },
       linkChecks: undefined, // started with the deliveries, once BASE_URL is known

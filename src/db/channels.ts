@@ -10,3 +10,5 @@ export const SESSION_CHANNEL = 'session_ended'
 export const WEBHOOK_CHANNEL = 'webhook_pending'
 /** Each node's change feed notifies itself here to prove notices reach it (src/change-feed.ts); the payload names the node and the probe. */
 export const FEED_PROBE_CHANNEL = 'link_service_feed_probe'
+/** A node found a capped link's visits used up while other nodes hold some: they give them back (src/links/caps.ts); the payload is the code. */
+export const CAP_CHANNEL = 'link_cap_wanted'

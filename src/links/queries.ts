@@ -395,29 +395,15 @@ export async function findLinkPassword(sql: Sql, code: string): Promise<string |
 }
 
 /**
- * Takes counts[i] visits from the cap of codes[i] (link_caps), in one statement, never below 0;
- * with a count of 0, only reads it. Each code's `before` is what its cap had left before this take (0 when a
- * concurrent take emptied it meanwhile), or null when it has no cap (any more; a deleted link has
- * none). The row lock of the update orders concurrent takes across nodes: none is granted twice.
+ * One statement of the visit caps (caps.ts, sql/0029_cap_holds.sql): per code, back[i] visits given
+ * back, need[i] taken for the requests waiting and up to want[i] - need[i] more held by `node`.
+ * left: visits_left before the take (null: no cap); others: what other nodes hold.
  */
-export function takeVisits(sql: Sql, codes: string[], counts: number[]): Promise<{ code: string; before: number | null }[]> {
-  // The last select reads the rows as they were before `took` (one snapshot per statement): it
-  // answers only the codes `took` did not update.
-  return sql<{ code: string; before: number | null }[]>`
-    with want as (select w.code, w.n from unnest(${codes}::text[], ${counts}::int[]) as w(code, n)),
-    -- Rows are locked in code order, whatever the plan: two nodes' batches cannot deadlock. A
-    -- locked row is read as it is now (not as the statement's snapshot saw it), and stays so.
-    locked as (select c.code, c.visits_left from link_caps c join want w on w.code = c.code where w.n > 0 order by c.code for update of c),
-    took as (
-      update link_caps c set visits_left = c.visits_left - least(w.n, c.visits_left)
-      from want w, locked k
-      where c.code = w.code and k.code = c.code and c.visits_left > 0)
-    select w.code,
-           case when k.code is not null then greatest(k.visits_left, 0)
-                when c.code is null then null
-                when w.n > 0 then 0
-                else greatest(c.visits_left, 0) end::float8 as before
-    from want w left join locked k on k.code = w.code left join link_caps c on c.code = w.code`
+export async function takeCapVisits(sql: Sql, node: string, codes: string[], back: number[], need: number[], want: number[], leaseMs: number, channel: string):
+  Promise<{ code: string; left: number | null; taken: number; others: number }[]> {
+  return sql<{ code: string; left: number | null; taken: number; others: number }[]>`
+    select r_code as code, r_left as left, r_taken as taken, r_others as others
+    from take_cap_visits(${node}, ${codes}::text[], ${back}::int[], ${need}::int[], ${want}::int[], ${leaseMs}::int, ${channel})`
 }
 
 /** Why a link does not redirect, as a visitor's page says it: a blocked destination first (the visitor must be warned). */

@@ -172,17 +172,21 @@ function counted(deps: RedirectDeps, known: Known, source: 'hit' | 'miss'): Know
 }
 
 /**
- * A capped link's decision, after the database allowed it (caps.ts): a GET takes a visit of the
- * cap, a HEAD only asks whether one is left. Refused, the link is used up: the cache keeps that
- * (unless the owner changed the link meanwhile: `epoch`), so the next ones need no read.
+ * A capped link's decision, after its cap allowed it (caps.ts: from this node's block at once, or
+ * from the database): a GET takes a visit of the cap, a HEAD only asks whether one is left.
+ * Refused, the link is used up: the cache keeps that (unless the owner changed the link
+ * meanwhile: `epoch`), so the next ones need no read.
  */
-function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, location: string): Promise<string | typeof EXHAUSTED> {
+function afterCap(deps: RedirectDeps, req: IncomingMessage, code: string, location: string): string | Promise<string | typeof EXHAUSTED> {
+  const allowed = deps.caps.allow(code, req.method !== 'HEAD')
+  if (allowed === true) return location
   const epoch = deps.cache.epoch
-  return deps.caps.allow(code, req.method !== 'HEAD').then((allowed) => {
-    if (allowed) return location
+  const decide = (yes: boolean) => {
+    if (yes) return location
     deps.cache.exhaust(code, epoch)
     return EXHAUSTED
-  })
+  }
+  return allowed.then(decide)
 }
 
 /**
@@ -243,7 +247,12 @@ function pastGuard(deps: RedirectDeps, req: IncomingMessage, code: string, link:
     variant.count()
     return variant.location
   }
-  return afterCap(deps, req, code, variant.location).then((location) => {
+  const capped = afterCap(deps, req, code, variant.location)
+  if (typeof capped === 'string') {
+    variant.count()
+    return capped
+  }
+  return capped.then((location) => {
     if (location !== EXHAUSTED) variant.count()
     return location
   })

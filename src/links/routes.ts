@@ -19,7 +19,10 @@ export const MAX_LINKS_PER_ACCOUNT = 50
 export const MAX_BULK_ITEMS = 50
 
 /** What the link routes may touch. */
-type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords' | 'buckets' | 'linkChecks'>
+type LinksCtx = Ctx<'sql' | 'cache' | 'baseUrl' | 'config' | 'passwords' | 'buckets' | 'linkChecks' | 'forgetLinks' | 'caps'>
+
+/** A link as its owner reads it, visits_left as this node knows it: the database's count and the visits of the block it holds (caps.ts). */
+const presentHere = (ctx: LinksCtx, link: LinkRow) => presentLink(ctx.deps.baseUrl, link.visits_left === null ? link : { ...link, visits_left: link.visits_left + ctx.deps.caps.held(link.code) })
 
 export const presentLink = (baseUrl: string, link: LinkRow) => ({
   code: link.code,
@@ -234,7 +237,7 @@ export async function getLinks(ctx: LinksCtx): Promise<Reply> {
   if (search !== undefined && [...search].length > MAX_SEARCH_CHARS) q.fail('q', 'TOO_LONG', `must be at most ${MAX_SEARCH_CHARS} characters`)
   q.check()
   const filter = { ...(tag === undefined ? {} : { tag }), ...(search === undefined ? {} : { q: search }), ...(health === undefined ? {} : { health }) }
-  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => presentLink(ctx.deps.baseUrl, l))
+  const links = (await listLinks(ctx.deps.sql, sessionOf(ctx).userId, filter)).map((l) => presentHere(ctx, l))
   if (!wantsCsv(format, ctx.req.headers.accept)) return json(200, { links })
   const rows = links.map((l) => LINK_COLUMNS.map((c) => (c === 'health' ? l.health.status : typeof l[c] === 'boolean' ? String(l[c]) : l[c])))
   return csv([[...LINK_COLUMNS], ...rows], 'links.csv')
@@ -244,7 +247,7 @@ export async function getLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   const link = await findLink(ctx.deps.sql, sessionOf(ctx).userId, code)
   if (link === undefined) throw linkNotFound()
-  return json(200, presentLink(ctx.deps.baseUrl, link))
+  return json(200, presentHere(ctx, link))
 }
 
 export async function patchLink(ctx: LinksCtx): Promise<Reply> {
@@ -270,14 +273,15 @@ export async function patchLink(ctx: LinksCtx): Promise<Reply> {
   // An operator's decision stands: the owner may delete the link, not change it.
   if (link === 'disabled') throw linkLocked()
   if (link === 'blocked') throw urlBlocked(await blockedFields(ctx, url, rest.rules ?? []))
-  ctx.deps.cache.invalidate(code)
+  const presented = presentHere(ctx, link) // before the change gives this node's block back
+  ctx.deps.forgetLinks([code])
   if (url !== undefined || rest.rules !== undefined) ctx.deps.linkChecks?.wake()
-  return json(200, presentLink(ctx.deps.baseUrl, link))
+  return json(200, presented)
 }
 
 export async function removeLink(ctx: LinksCtx): Promise<Reply> {
   const code = codeParam(ctx)
   if (!(await deleteLink(ctx.deps.sql, sessionOf(ctx).userId, code))) throw linkNotFound()
-  ctx.deps.cache.invalidate(code)
+  ctx.deps.forgetLinks([code])
   return noContent()
 }

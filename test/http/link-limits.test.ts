@@ -1,12 +1,14 @@
 // Start and visit limits (issue 25): before starts_at a link answers as an unknown code would;
 // with max_visits it serves that many 302s (GETs), then 410 LINK_EXHAUSTED. The cap is taken in
-// the database before each 302, so it is exact under concurrency and across nodes; links without
-// a cap stay a pure cache look-up.
+// the database before each 302 (a busy link's by blocks a node holds, issue 34), so it is exact
+// under concurrency and across nodes; links without a cap stay a pure cache look-up.
 import * as assert from 'uvu/assert'
 import { Guarded } from '../../src/links/redirect-cache.js'
 import { assertError, assertFieldErrors, call, newLink, newUser, type User } from '../helpers/api.js'
-import { feedSettled, serverSuite, type TestServer, twoNodeSuite } from '../helpers/server.js'
+import { suite } from 'uvu'
+import { feedSettled, serverSuite, startServer, type TestServer, twoNodeSuite } from '../helpers/server.js'
 import { until } from '../helpers/wait.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString()
 const create = (srv: TestServer, token: string, body: unknown) => call(srv.url, 'POST', '/api/v1/links', { token, body })
@@ -131,6 +133,53 @@ test('a link without a cap is cached as a plain Location (no database on a hit);
   assert.ok(srv.service.deps.cache.get(capped.code) instanceof Guarded)
 })
 
+/**
+ * `loops` visitors per server, each visiting `code` every `gapMs` until it is answered 410 (and
+ * `after` more times). Each answer with when its request was sent and when its answer came.
+ */
+async function visitUntilUsedUp(servers: TestServer[], code: string, loops: number, gapMs: number, after = 2) {
+  const answers: { node: number; status: number; sent: number; got: number }[] = []
+  await Promise.all(servers.flatMap((srv, node) => Array.from({ length: loops }, async () => {
+    let refused = 0
+    while (refused <= after) {
+      const sent = performance.now()
+      const { status } = await visit(srv, code)
+      answers.push({ node, status, sent, got: performance.now() })
+      if (status === 410) refused++
+      else assert.is(status, 302)
+      await sleep(gapMs)
+    }
+  })))
+  return answers
+}
+
+test('a busy capped link is answered from blocks of visits: exactly max_visits 302s, and what a block did not use is given back', async ({ srv, user }) => {
+  const code = (await create(srv, user.token, { url: 'https://example.com/busy', max_visits: 600 })).body.code
+  const before = srv.service.deps.caps.statements
+  const answers = await visitUntilUsedUp([srv], code, 8, 15)
+  const served = answers.filter((a) => a.status === 302).length
+  assert.is(served, 600)
+  assert.ok(srv.service.deps.caps.statements - before < served / 3, `blocks: ${srv.service.deps.caps.statements - before} statements for ${served} visits`)
+  // Given back: a higher cap shows the visits not made as left (the held ones too, once returned).
+  const busy = (await create(srv, user.token, { url: 'https://example.com/busy-2', max_visits: 100_000 })).body.code
+  let made = 0
+  const stop = performance.now() + 1_600
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (performance.now() < stop) {
+      assert.is((await visit(srv, busy)).status, 302)
+      made++
+      await sleep(5)
+    }
+  }))
+  assert.ok(srv.service.deps.caps.held(busy) > 0, 'a block is held while the link is busy')
+  // The owner reads what is left at once: the database's count and this node's block.
+  assert.is((await call(srv.url, 'GET', `/api/v1/links/${busy}`, { token: user.token })).body.visits_left, 100_000 - made)
+  const { sql } = srv.service.deps
+  // Half a second after its last use the block is given back, and the hold ends.
+  await until(3_000, async () => (await sql`select * from link_cap_holds where code = ${busy}`).length === 0)
+  assert.is(Number((await sql`select visits_left from link_caps where code = ${busy}`)[0]!.visits_left), 100_000 - made)
+})
+
 test('bulk create refuses starts_at and max_visits per item, and creates the others', async ({ srv, user }) => {
   const res = await call(srv.url, 'POST', '/api/v1/links/bulk', {
     token: user.token,
@@ -160,4 +209,52 @@ if (process.env.DATABASE_URL !== undefined) {
     assert.is((await visit(a, code)).status, 410)
   })
   nodes.run()
+
+  // Three nodes busy on one link take it by blocks; one that finds the count at 0 while another
+  // holds visits waits for them: no 410 before the last visit is used, no 302 after.
+  const three = suite<{ nodes: TestServer[] }>('visit caps on three nodes')
+  three.before(async (ctx) => {
+    ctx.nodes = await Promise.all([startServer(), startServer(), startServer()])
+  })
+  three.after(async (ctx) => {
+    await Promise.all(ctx.nodes.map((srv) => srv?.close()))
+  })
+  three('a cap of 1,000 visited on three nodes at once serves exactly 1,000; once any node answered 410, no request sent later gets a 302', async ({ nodes }) => {
+    const user = await newUser(nodes[0]!.url)
+    const code = (await create(nodes[0]!, user.token, { url: 'https://example.com/three', max_visits: 1_000 })).body.code
+    await Promise.all(nodes.map(feedSettled))
+    const before = nodes.map((n) => n.service.deps.caps.statements)
+    const answers = await visitUntilUsedUp(nodes, code, 6, 40)
+    assert.is(answers.filter((a) => a.status === 302).length, 1_000)
+    const firstRefusal = Math.min(...answers.filter((a) => a.status === 410).map((a) => a.got))
+    const late = answers.filter((a) => a.status === 302 && a.sent > firstRefusal)
+    assert.is(late.length, 0, `302s sent after the first 410 came back: ${JSON.stringify(late.slice(0, 3))}`)
+    const statements = nodes.reduce((n, srv, i) => n + srv.service.deps.caps.statements - before[i]!, 0)
+    assert.ok(statements < 500, `blocks: ${statements} statements for 1,000 visits`)
+    const got = await call(nodes[1]!.url, 'GET', `/api/v1/links/${code}`, { token: user.token })
+    assert.is(got.body.visits_left, 0)
+  })
+  three('a node that finds the count used up while another holds visits of it waits for them rather than answering 410', async ({ nodes }) => {
+    const [a, b] = nodes as [TestServer, TestServer]
+    const user = await newUser(a.url)
+    const code = (await create(a, user.token, { url: 'https://example.com/held', max_visits: 400 }) ).body.code
+    await Promise.all(nodes.map(feedSettled))
+    // A is busy long enough to take blocks, then B alone uses up the count at once, while A still
+    // holds the rest of its last block (a hold is given back half a second after its last use).
+    let served = 0
+    const busyUntil = performance.now() + 1_400
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (performance.now() < busyUntil) {
+        assert.is((await visit(a, code)).status, 302)
+        served++
+        await sleep(20)
+      }
+    }))
+    const answers = await visitUntilUsedUp([b], code, 8, 0, 0)
+    served += answers.filter((x) => x.status === 302).length
+    assert.is(served, 400, 'B was answered every visit A held')
+    await sleep(800) // anything A still held would be back by now
+    assert.equal([(await visit(a, code)).status, (await visit(b, code)).status], [410, 410])
+  })
+  three.run()
 }
