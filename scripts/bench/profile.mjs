@@ -5,7 +5,7 @@
 // service and of its PostgreSQL backends is read from /proc around the measured run. Writes
 // docs/profile.md. Options: BENCH_ADMIN_URL (PostgreSQL: a fresh bench_* database, dropped after;
 // else embedded, without the create and cold points), BENCH_SECONDS (default 10), PROFILE_ONLY (the
-// points whose name holds this text, e.g. "browser"). The .cpuprofile
+// points whose name holds this text, e.g. "browser": printed only, docs/profile.md left alone). The .cpuprofile
 // files stay in the printed directory (Chrome's DevTools draws them as flame graphs).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -181,7 +181,8 @@ async function main() {
       '',
       ...sections.map((s) => s + '\n'),
     ].join('\n')
-    writeFileSync(join(ROOT, 'docs', 'profile.md'), doc)
+    // A subset of the points is a look during work, not the record.
+    if (ONLY === undefined) writeFileSync(join(ROOT, 'docs', 'profile.md'), doc)
     say(doc)
     say(`profiles: ${tmp}`)
   } finally {

@@ -153,6 +153,20 @@ async function visitUntilUsedUp(servers: TestServer[], code: string, loops: numb
   return answers
 }
 
+/** `loops` visitors each visiting `code` every `gapMs` for `ms`, every answer a 302: how many were made. */
+async function visitFor(srv: TestServer, code: string, loops: number, gapMs: number, ms: number): Promise<number> {
+  let made = 0
+  const stop = performance.now() + ms
+  await Promise.all(Array.from({ length: loops }, async () => {
+    while (performance.now() < stop) {
+      assert.is((await visit(srv, code)).status, 302)
+      made++
+      await sleep(gapMs)
+    }
+  }))
+  return made
+}
+
 test('a busy capped link is answered from blocks of visits: exactly max_visits 302s, and what a block did not use is given back', async ({ srv, user }) => {
   const code = (await create(srv, user.token, { url: 'https://example.com/busy', max_visits: 600 })).body.code
   const before = srv.service.deps.caps.statements
@@ -162,15 +176,7 @@ test('a busy capped link is answered from blocks of visits: exactly max_visits 3
   assert.ok(srv.service.deps.caps.statements - before < served / 3, `blocks: ${srv.service.deps.caps.statements - before} statements for ${served} visits`)
   // Given back: a higher cap shows the visits not made as left (the held ones too, once returned).
   const busy = (await create(srv, user.token, { url: 'https://example.com/busy-2', max_visits: 100_000 })).body.code
-  let made = 0
-  const stop = performance.now() + 1_600
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (performance.now() < stop) {
-      assert.is((await visit(srv, busy)).status, 302)
-      made++
-      await sleep(5)
-    }
-  }))
+  const made = await visitFor(srv, busy, 8, 5, 1_600)
   assert.ok(srv.service.deps.caps.held(busy) > 0, 'a block is held while the link is busy')
   // The owner reads what is left at once: the database's count and this node's block.
   assert.is((await call(srv.url, 'GET', `/api/v1/links/${busy}`, { token: user.token })).body.visits_left, 100_000 - made)
@@ -237,19 +243,11 @@ if (process.env.DATABASE_URL !== undefined) {
   three('a node that finds the count used up while another holds visits of it waits for them rather than answering 410', async ({ nodes }) => {
     const [a, b] = nodes as [TestServer, TestServer]
     const user = await newUser(a.url)
-    const code = (await create(a, user.token, { url: 'https://example.com/held', max_visits: 400 }) ).body.code
+    const code = (await create(a, user.token, { url: 'https://example.com/held', max_visits: 400 })).body.code
     await Promise.all(nodes.map(feedSettled))
     // A is busy long enough to take blocks, then B alone uses up the count at once, while A still
     // holds the rest of its last block (a hold is given back half a second after its last use).
-    let served = 0
-    const busyUntil = performance.now() + 1_400
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (performance.now() < busyUntil) {
-        assert.is((await visit(a, code)).status, 302)
-        served++
-        await sleep(20)
-      }
-    }))
+    let served = await visitFor(a, code, 4, 20, 1_400)
     const answers = await visitUntilUsedUp([b], code, 8, 0, 0)
     served += answers.filter((x) => x.status === 302).length
     assert.is(served, 400, 'B was answered every visit A held')
