@@ -1,5 +1,6 @@
-// JSON log lines on stdout. Lines are gathered and written once per event-loop turn, so a busy
-// redirect path pays for one write(2) per batch, not per request. Never pass secrets in fields.
+// JSON log lines on stdout. Lines are gathered and handed on once per event-loop turn, so a busy
+// redirect path pays for one write per batch, not per request; the service's writer is a thread
+// of its own (log-sink.ts). Never pass secrets in fields.
 import type { LogLevel } from './config.js'
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 }

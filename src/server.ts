@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { restartWithWasmFlag } from './db/embedded.js'
 import { MIGRATIONS_DIR } from './db/migrate.js'
 import { createLogger, type Logger } from './log.js'
+import { threadSink } from './log-sink.js'
 import { clusterScrape, startMetricsServer } from './metrics-server.js'
 import { startService } from './service.js'
 
@@ -28,12 +29,18 @@ async function main(): Promise<void> {
   }
   // The embedded engine's V8 flag, where only a start can set it (db/embedded.ts); returns only if it cannot.
   if (config.databaseUrl === undefined) restartWithWasmFlag()
-  const log = createLogger(config.logLevel)
-  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log)
-  await serve(config, log)
+  // Log lines are written by a thread of their own: a stalled stdout never stops the answers.
+  const sink = threadSink()
+  const log = createLogger(config.logLevel, (text) => sink.write(text))
+  const exit = (code: number) => {
+    log.flush()
+    void sink.close().finally(() => process.exit(code))
+  }
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log, exit)
+  await serve(config, log, exit)
 }
 
-async function serve(config: Readonly<Config>, log: Logger): Promise<void> {
+async function serve(config: Readonly<Config>, log: Logger, exit: (code: number) => void): Promise<void> {
   // Listen for signals before starting: a stop during migrations waits for them to finish,
   // then shuts down cleanly, instead of killing the process mid-transaction.
   let stopSignal: string | undefined
@@ -58,20 +65,18 @@ async function serve(config: Readonly<Config>, log: Logger): Promise<void> {
     service.close().then(
       () => {
         log.info('stopped')
-        log.flush()
-        process.exit(0)
+        exit(0)
       },
       (err: unknown) => {
         log.error('shutdown failed', { err })
-        log.flush()
-        process.exit(1)
+        exit(1)
       },
     )
   }
   if (stopSignal !== undefined) stop(stopSignal)
 }
 
-function runPrimary(config: Readonly<Config>, log: Logger): void {
+function runPrimary(config: Readonly<Config>, log: Logger, exit: (code: number) => void): void {
   let stopping = false
   // Our own count: Node drops a worker from cluster.workers only once it has both exited and
   // disconnected, and the two events come in either order.
@@ -80,8 +85,7 @@ function runPrimary(config: Readonly<Config>, log: Logger): void {
   for (let i = 0; i < config.workers; i++) fork()
   const stopped = () => {
     log.info('stopped')
-    log.flush()
-    process.exit(0)
+    exit(0)
   }
   cluster.on('exit', (worker, code, signal) => {
     alive.delete(worker)
