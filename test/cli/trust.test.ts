@@ -68,7 +68,11 @@ test('a report resolved with --block-host is counted with its time to action, an
     assert.is(delta(after, before, 'accounts_disabled'), 1)
     assert.is(delta(after, before, 'links_stopped_by_threat_feeds'), 1)
     assert.is(delta(after, before, 'links_stopped_by_health_checks'), 0)
-    assert.ok((after.time_to_action_median_seconds as number) >= 1, `median ${after.time_to_action_median_seconds}`)
+    // The month's median is over every report resolved this month: on a PostgreSQL database other
+    // suites share, theirs (resolved at once) outnumber this one, so this one's own is read too.
+    const [own] = await srv.service.db.sql<{ seconds: number }[]>`select extract(epoch from resolved_at - created_at)::float8 as seconds from reports where id = ${reportId}`
+    assert.ok(own!.seconds >= 1, `this report's time to action: ${own!.seconds} s`)
+    if (dir !== undefined) assert.ok((after.time_to_action_median_seconds as number) >= 1, `median ${after.time_to_action_median_seconds}`)
     assert.ok((after.time_to_action_p90_seconds as number) >= (after.time_to_action_median_seconds as number))
     // counts only: nothing that names a person, a link or a host
     const text = (await call(srv.url, 'GET', '/transparency.json')).text + (await call(srv.url, 'GET', '/transparency')).text
