@@ -177,7 +177,11 @@ test('a busy capped link is answered from blocks of visits: exactly max_visits 3
   // Given back: a higher cap shows the visits not made as left (the held ones too, once returned).
   const busy = (await create(srv, user.token, { url: 'https://example.com/busy-2', max_visits: 100_000 })).body.code
   const made = await visitFor(srv, busy, 8, 5, 1_600)
-  assert.ok(srv.service.deps.caps.held(busy) > 0, 'a block is held while the link is busy')
+  const held = srv.service.deps.caps.held(busy)
+  assert.ok(held > 0, 'a block is held while the link is busy')
+  // A HEAD is answered from the block too, and takes no visit of it.
+  assert.is((await call(srv.url, 'HEAD', `/r/${busy}`)).status, 302)
+  assert.is(srv.service.deps.caps.held(busy), held, 'the HEAD took no visit')
   // The owner reads what is left at once: the database's count and this node's block.
   assert.is((await call(srv.url, 'GET', `/api/v1/links/${busy}`, { token: user.token })).body.visits_left, 100_000 - made)
   const { sql } = srv.service.deps
