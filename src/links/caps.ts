@@ -14,7 +14,7 @@ import type { Sql } from '../db/types.js'
 import { takeCapVisits } from './queries.js'
 
 const MAX_BATCH = 500
-/** a link visited fewer times than this in the last second takes a visit at a time */
+/** a link visited fewer times than this in a second takes a visit at a time */
 const BLOCK_MIN_RATE = 4
 const MAX_BLOCK = 1_000
 /** a hold lasts this long in the database unless renewed (its node died: its visits are lost) */
@@ -156,8 +156,10 @@ export class VisitCaps {
       return left
     })
     const need = codes.map((code) => batch.get(code)?.reduce((n, w) => n + (w.take ? 1 : 0), 0) ?? 0)
+    // The block is the busier of the last second and this one so far: a link that turns busy
+    // takes blocks from its fourth visit on (4, 8, 16...), whatever the second's phase.
     const want = codes.map((code, i) => {
-      const rate = this.#lastRate.get(code) ?? 0
+      const rate = Math.max(this.#lastRate.get(code) ?? 0, this.#rate.get(code) ?? 0)
       return need[i]! > 0 && rate >= BLOCK_MIN_RATE ? Math.min(MAX_BLOCK, Math.max(need[i]!, rate)) : need[i]!
     })
     // Unlike a look-up, a take that failed is not sent again: it may have committed, and its

@@ -173,7 +173,7 @@ test('a busy capped link is answered from blocks of visits: exactly max_visits 3
   const answers = await visitUntilUsedUp([srv], code, 8, 15)
   const served = answers.filter((a) => a.status === 302).length
   assert.is(served, 600)
-  assert.ok(srv.service.deps.caps.statements - before < served / 3, `blocks: ${srv.service.deps.caps.statements - before} statements for ${served} visits`)
+  assert.ok(srv.service.deps.caps.statements - before < served / 10, `blocks: ${srv.service.deps.caps.statements - before} statements for ${served} visits`)
   // Given back: a higher cap shows the visits not made as left (the held ones too, once returned).
   const busy = (await create(srv, user.token, { url: 'https://example.com/busy-2', max_visits: 100_000 })).body.code
   const made = await visitFor(srv, busy, 8, 5, 1_600)
