@@ -28,6 +28,13 @@ export const WHY = {
     'shows the cost: visits.js, stats-queries.js and the driver\'s array serialization are the service\'s ' +
     'largest own costs. VISIT_STATS=off gives the throughput back to an operator who does not want the ' +
     'statistics.',
+  statsCeiling:
+    'Not the statistics: on ÷ off (two rows below) is within a tenth, and the same requests to the service with ' +
+    'ACCESS_LOG=api (the next row) show what the default\'s access line costs on top. What is left is what every ' +
+    'request of the service does and the ceiling does not (the hot ACCESS_LOG=api row: the visit record and its ' +
+    'flush, the request id, the contract\'s headers), and the PostgreSQL backend applying each second\'s flush ' +
+    'of a thousand links\' days, referrers and breakdowns, on the two cores wrk also uses. In docs/profile.md ' +
+    '("browser-like visit") three quarters of the service\'s busy CPU is the socket write, as in the ceiling\'s.',
   p99:
     'The flush\'s pause: once a VISIT_FLUSH_MS the event loop builds and sends the batch and collects its ' +
     'garbage, a few milliseconds during which 8 connections wait; that is more than 1% of a second. In the ' +

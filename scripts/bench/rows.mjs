@@ -49,7 +49,8 @@ export function rowSpecs({ large }) {
     { section: S_RED, figure: 'hot redirect of a link with 3 rules p99', unit: 'us', of: 'ruled', pick: p99, vs: 'plain_vs_ruled' },
     { section: S_RED, figure: '3 rules ÷ plain link (same service, same round)', of: 'ruled', per: 'plain_vs_ruled', pick: rps, min: 0.9, target: '≥ 0.9 (issue 25)' },
     { section: S_RED, figure: 'hot redirect, browser-like requests, VISIT_STATS=on', unit: 'rps', of: 'stats_on', pick: rps },
-    { section: S_RED, figure: 'browser-like requests, VISIT_STATS=on, ÷ node:http answering them from a Map', unit: 'rps', of: 'stats_on', pick: rps, vs: 'ceil_stats', ...atLeast(0.75), why: WHY.statsRatio },
+    { section: S_RED, figure: 'browser-like requests, VISIT_STATS=on, ÷ node:http answering them from a Map', unit: 'rps', of: 'stats_on', pick: rps, vs: 'ceil_stats', ...atLeast(0.75), why: WHY.statsCeiling },
+    { section: S_RED, figure: 'the same with ACCESS_LOG=api (no line per redirect), ÷ node:http', unit: 'rps', of: 'stats_api', pick: rps, vs: 'ceil_stats' },
     { section: S_RED, figure: 'browser-like, VISIT_STATS=on ÷ off (same round)', of: 'stats_on', per: 'stats_off', pick: rps, min: 0.9, target: '≥ 0.90 (issue 34)', why: WHY.statsRatio },
     { section: S_RED, figure: 'the same as CPU time: service CPU per redirect, off ÷ on (same round)', of: 'stats_off', per: 'stats_on', pick: cpu, min: 0.9, target: '≥ 0.90 (issue 34)', why: WHY.statsRatio },
 

@@ -75,6 +75,7 @@ export function groups(f) {
         { key: 'ceil_stats', label: 'node:http ceiling, browser-like requests', on: 'node-1', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'] },
         { key: 'stats_on', label: 'browser-like, VISIT_STATS=on', on: 'svc', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'], visits: true, cpu: true },
         { key: 'stats_off', label: 'browser-like, VISIT_STATS=off', on: 'svc-no-stats', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'], visits: true, cpu: true },
+        { key: 'stats_api', label: 'browser-like, VISIT_STATS=on, ACCESS_LOG=api', on: 'svc-api', c: C_THROUGHPUT, args: (r) => ['visit', f.links1k, String((r * 613) % 4096), '0'], visits: true },
       ],
     },
     {
