@@ -12,9 +12,14 @@ export const WHY = {
     'VisitCounter.record made a no-op (not a setting: the spec counts every GET redirect) the service ' +
     'measured 0.95× of the ceiling, and with VISIT_STATS=off (totals only) 0.90×.',
   hotAll:
-    'The access line, on top of the above: each redirect\'s JSON line is formatted and written to the log, between ' +
-    'an eighth and a sixth of the rate (compare the ACCESS_LOG=api row, same round). A busy service should run with ' +
-    'ACCESS_LOG=api (README); the default keeps every request visible, as the contract\'s logging asks.',
+    'The access line, on top of the above, and mostly the writing of it rather than its making: each ' +
+    'redirect\'s JSON line is built on the answering thread and written by the log thread, here to a file on ' +
+    'the machine\'s disk, whose writes and writeback (kernel threads, about a tenth of a core at the 7 MB of ' +
+    'lines a second of this point) take their share of the cores. With the same file on tmpfs the default ' +
+    'comes within a few percent of ACCESS_LOG=api: browser-like visits at 0.49× the ceiling to the disk, 0.57× ' +
+    'to tmpfs, 0.60× with ACCESS_LOG=api (scripts/bench/arms.mjs, 4 rounds; the command is in its header). A ' +
+    'busy service should run with ACCESS_LOG=api (README) or log where writing is cheap; the default keeps ' +
+    'every request visible, as the contract\'s logging asks.',
   hot2:
     'Not measurable fairly here: two workers, wrk and PostgreSQL (which applies both workers\' visit flushes) ' +
     'share two cores. The 2-process ceiling itself gains little over one process (its row), and the service ' +
@@ -29,12 +34,12 @@ export const WHY = {
     'largest own costs. VISIT_STATS=off gives the throughput back to an operator who does not want the ' +
     'statistics.',
   statsCeiling:
-    'Not the statistics: on ÷ off (two rows below) is within a tenth, and the same requests to the service with ' +
-    'ACCESS_LOG=api (the next row) show what the default\'s access line costs on top. What is left is what every ' +
-    'request of the service does and the ceiling does not (the hot ACCESS_LOG=api row: the visit record and its ' +
-    'flush, the request id, the contract\'s headers), and the PostgreSQL backend applying each second\'s flush ' +
-    'of a thousand links\' days, referrers and breakdowns, on the two cores wrk also uses. In docs/profile.md ' +
-    '("browser-like visit") three quarters of the service\'s busy CPU is the socket write, as in the ceiling\'s.',
+    'Not the statistics: on ÷ off (two rows below) is within a tenth. The same requests to the service with ' +
+    'ACCESS_LOG=api (the next row) show what the default\'s access line costs on top, and most of that is the ' +
+    'file system\'s, not the service\'s (the ACCESS_LOG=all row above says how that was measured). What is ' +
+    'left is what every request of the service does and the ceiling does not (the hot ACCESS_LOG=api row: the ' +
+    'visit record and its flush, the request id, the contract\'s headers), and the PostgreSQL backend applying ' +
+    'each second\'s flush of a thousand links\' days, referrers and breakdowns, on the two cores wrk also uses.',
   p99:
     'The flush\'s pause: once a VISIT_FLUSH_MS the event loop builds and sends the batch and collects its ' +
     'garbage, a few milliseconds during which 8 connections wait; that is more than 1% of a second. In the ' +

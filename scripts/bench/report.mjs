@@ -282,6 +282,7 @@ BENCH_ADMIN_URL=... npm run profile             # where the CPU goes: docs/profi
 npm run build && node scripts/bench/flush.mjs   # one visit flush with the breakdowns against VISIT_STATS=off
 BENCH_HUGE=1 npm run bench                      # the record-size set (10M links): its section of this file, about 2 hours
 BENCH_AB=f8aed4c npm run bench                  # the cached redirect against an older commit's and the ceiling, printed
+ARMS='[...]' node scripts/bench/arms.mjs        # services differing in settings (env, node flags, where the log goes) against the ceiling, printed
 \`\`\`
 
 Options: BENCH_SECONDS (per point, default 10, at most 15), BENCH_ROUNDS (default 3),
