@@ -61,7 +61,9 @@ export const WHY = {
     'while the misses\' reads queue for the pool.',
   rssIdle:
     'Node itself is about 40 MB and the service\'s modules (the driver, prom-client, our code) bring it to about ' +
-    '56 MB. Nothing else is held until it is used: the KDF threads start at the first password check and stop ' +
+    '56 MB; the log thread (a V8 isolate of its own, so that a log reader that falls behind never stops the ' +
+    'answering thread: docs/decisions.md) adds about 12 MB (11.6 MB with its heap limited to the least, so left ' +
+    'at the defaults). Nothing else is held until it is used: the KDF threads start at the first password check and stop ' +
     'after KDF_IDLE_MS (each a V8 isolate of about 9 MB, plus the ARGON2_MEMORY_KIB it hashes with), and the ' +
     'country database (8 MB) is read at the first flush with a human visit.',
   api:
