@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_DIR, freePort, median, ROOT, runWrk, startLogged, stopChild } from './lib.mjs'
+import { BENCH_DIR, freePort, linksThroughApi, median, quickServiceEnv, ROOT, runWrk, startLogged, stopChild } from './lib.mjs'
 
 const commit = process.argv[2] ?? 'f8aed4c'
 const rounds = Number(process.argv[3] ?? 5)
@@ -40,27 +40,12 @@ function built(commit) {
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'bench-ab-'))
-const PASSWORD = 'correct horse battery'
 
 async function service(name, root) {
-  const env = {
-    PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', DATA_DIR: join(tmp, name), LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1',
-    ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1', LINK_CREATE_PER_MINUTE: '100000', LINK_CREATE_BURST: '100000',
-  }
+  const env = quickServiceEnv(join(tmp, name))
   const proc = await startLogged(name, process.execPath, [join(root, 'dist', 'server.js')], { env, cwd: root, logFile: join(tmp, `${name}.log`) })
   const base = proc.listening.url
-  const api = async (method, path, token, body) =>
-    (await fetch(base + path, { method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) })).json()
-  await api('POST', '/api/v1/users', undefined, { username: 'bench', password: PASSWORD, display_name: 'Bench' })
-  const { token } = await api('POST', '/api/v1/auth/login', undefined, { username: 'bench', password: PASSWORD })
-  const lines = []
-  for (let i = 0; i < 50; i++) {
-    const url = `https://example.com/${i}`
-    const link = await api('POST', '/api/v1/links', token, { url })
-    if (typeof link.code !== 'string') throw new Error(`${name}: create refused: ${JSON.stringify(link)}`)
-    lines.push(`${link.code}\t${url}`)
-    await fetch(`${base}/r/${link.code}`, { redirect: 'manual' })
-  }
+  const lines = await linksThroughApi(base)
   const file = join(tmp, `${name}.tsv`)
   writeFileSync(file, lines.join('\n') + '\n')
   return { name, child: proc.child, url: base, file }

@@ -10,36 +10,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_DIR, freePort, median, ROOT, runWrk, startLogged, stopChild } from './lib.mjs'
+import { BENCH_DIR, freePort, linksThroughApi, median, quickServiceEnv, ROOT, runWrk, startLogged, stopChild } from './lib.mjs'
 
 const ARMS = JSON.parse(process.env.ARMS ?? '[{"name":"default"}]')
 const rounds = Number(process.argv[2] ?? 4)
 const seconds = Number(process.argv[3] ?? 5)
 const tmp = mkdtempSync(join(tmpdir(), 'bench-arms-'))
-const PASSWORD = 'correct horse battery'
 
 async function service({ name, env = {}, flags = [], logDir = tmp }) {
-  const base = {
-    PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', DATA_DIR: join(tmp, name), LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1',
-    ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1', LINK_CREATE_PER_MINUTE: '100000', LINK_CREATE_BURST: '100000',
-  }
   const logFile = join(logDir, `bench-arm-${name}-${process.pid}.log`)
-  const proc = await startLogged(name, process.execPath, [...flags, join(ROOT, 'dist', 'server.js')], { env: { ...base, ...env }, logFile })
+  const proc = await startLogged(name, process.execPath, [...flags, join(ROOT, 'dist', 'server.js')], { env: { ...quickServiceEnv(join(tmp, name)), ...env }, logFile })
   const url = proc.listening.url
-  const api = async (method, path, token, body) =>
-    (await fetch(url + path, { method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) })).json()
-  const lines = []
-  for (let u = 0; u < 4; u++) {
-    await api('POST', '/api/v1/users', undefined, { username: `bench${u}`, password: PASSWORD, display_name: 'Bench' })
-    const { token } = await api('POST', '/api/v1/auth/login', undefined, { username: `bench${u}`, password: PASSWORD })
-    for (let i = 0; i < 50; i++) {
-      const target = `https://www.example.org/articles/${u}-${i}/a-readable-slug?utm_source=bench`
-      const link = await api('POST', '/api/v1/links', token, { url: target })
-      if (typeof link.code !== 'string') throw new Error(`${name}: create refused: ${JSON.stringify(link)}`)
-      lines.push(`${link.code}\t${target}`)
-      await fetch(`${url}/r/${link.code}`, { redirect: 'manual' })
-    }
-  }
+  const lines = await linksThroughApi(url, { accounts: 4, urlFor: (a, i) => `https://www.example.org/articles/${a}-${i}/a-readable-slug?utm_source=bench` })
   const file = join(tmp, `${name}.tsv`)
   writeFileSync(file, lines.join('\n') + '\n')
   return { name, child: proc.child, url, file, logFile }

@@ -92,6 +92,34 @@ export async function api(base, method, path, { token, body } = {}) {
   return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : undefined }
 }
 
+/** A service's environment for a quick run of its own: embedded database in `dataDir`, cheap hashing, no creation limit. */
+export const quickServiceEnv = (dataDir) => ({
+  PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1',
+  ARGON2_MEMORY_KIB: '64', ARGON2_ITERATIONS: '1', LINK_CREATE_PER_MINUTE: '100000', LINK_CREATE_BURST: '100000',
+})
+
+/**
+ * `perAccount` links in each of `accounts` new accounts, made through the service's API at `base`
+ * and each visited once (so cached): the lines of a wrk links file, `code<TAB>url`.
+ */
+export async function linksThroughApi(base, { accounts = 1, perAccount = 50, urlFor = (a, i) => `https://example.com/${a}-${i}` } = {}) {
+  const password = 'correct horse battery'
+  const lines = []
+  for (let a = 0; a < accounts; a++) {
+    const username = `bench${a}`
+    await api(base, 'POST', '/api/v1/users', { body: { username, password, display_name: 'Bench' } })
+    const { body: session } = await api(base, 'POST', '/api/v1/auth/login', { body: { username, password } })
+    for (let i = 0; i < perAccount; i++) {
+      const url = urlFor(a, i)
+      const { status, body: link } = await api(base, 'POST', '/api/v1/links', { token: session?.token, body: { url } })
+      if (status !== 201) throw new Error(`${base}: create refused (${status}): ${JSON.stringify(link)}`)
+      lines.push(`${link.code}\t${url}`)
+      await fetch(`${base}/r/${link.code}`, { redirect: 'manual' })
+    }
+  }
+  return lines
+}
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
