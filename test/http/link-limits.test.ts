@@ -190,6 +190,25 @@ test('a busy capped link is answered from blocks of visits: exactly max_visits 3
   assert.is(Number((await sql`select visits_left from link_caps where code = ${busy}`)[0]!.visits_left), 100_000 - made)
 })
 
+test('a capped link at 0 while another node holds visits of it is not used up: a node that loads it then waits for them', async ({ srv, user }) => {
+  const code = (await create(srv, user.token, { url: 'https://example.com/held-elsewhere', max_visits: 40 })).body.code
+  const { sql } = srv.service.db
+  // Another node took every visit left and still holds 3 of them (a node's block, sql/0029_cap_holds.sql).
+  await sql`update link_caps set visits_left = 0 where code = ${code}`
+  await sql`insert into link_cap_holds (code, node, held, until) values (${code}, 'elsewhere', 3, now() + interval '3 seconds')`
+  srv.service.deps.cache.invalidate(code)
+  assert.is((await call(srv.url, 'GET', `/r/${code}/preview`)).status, 200, 'the preview does not call it used up')
+  const waiting = visit(srv, code)
+  await sleep(200)
+  // The holder gives its 3 back, as a node does when asked on the cap channel.
+  await sql`select * from take_cap_visits('elsewhere', ${[code]}::text[], '{3}'::int[], '{0}'::int[], '{0}'::int[], 3000, 'unused')`
+  const r = await waiting
+  assert.equal([r.status, r.headers.get('location')], [302, 'https://example.com/held-elsewhere'], 'answered from the visits given back, not 410')
+  assert.is((await visit(srv, code)).status, 302)
+  assert.is((await visit(srv, code)).status, 302)
+  assertError(await visit(srv, code), 410, 'LINK_EXHAUSTED')
+})
+
 test('bulk create refuses starts_at and max_visits per item, and creates the others', async ({ srv, user }) => {
   const res = await call(srv.url, 'POST', '/api/v1/links/bulk', {
     token: user.token,
