@@ -9,6 +9,9 @@
 --                               trust 127.0.0.1), 4,096 distinct requests in all (or one per
 --                               code, when FILE has more), so a link of 1,000 has about 4
 --                               distinct visitors
+--   campaign FILE START STRIDE  as visit, but each request a User-Agent never sent before (a version
+--                               number that counts up, per thread): what a campaign forging its
+--                               agents costs a link whose device rule must read each one
 --   list FILE                   GET /api/v1/links, a bearer token per line of FILE, rotating
 --   create FILE                 POST /api/v1/links, a bearer token per line of FILE, rotating
 --   patch FILE                  PATCH /api/v1/links/{code} with {"url": url}, from lines
@@ -19,7 +22,7 @@
 --   login USERNAME PASSWORD     POST /api/v1/auth/login, a random X-Forwarded-For on each request
 --                               (the service must trust 127.0.0.1 as a proxy) so the per-client
 --                               rate limit never refuses
--- Requests are built once in init(), except the login's (they differ each time, and are slow).
+-- Requests are built once in init(), except the login's and the campaign's (they differ each time).
 -- done() prints one line: BENCH_JSON {...}, latencies in microseconds.
 
 local threads_seen = 0
@@ -31,6 +34,7 @@ end
 
 local reqs, n, i
 local login_body, login_user
+local campaign_codes, forged = nil, 0
 
 local function rows(path)
   local out = {}
@@ -65,6 +69,11 @@ function init(args)
     n = #codes
     reqs = {}
     for k = 1, n do reqs[k] = wrk.format("GET", "/r/" .. codes[k]) end
+    i = (start + stride * (tid or 0)) % n
+  elseif mode == "campaign" then
+    campaign_codes = first_columns(args[2])
+    local start, stride = tonumber(args[3] or "0"), tonumber(args[4] or "0")
+    n = #campaign_codes
     i = (start + stride * (tid or 0)) % n
   elseif mode == "visit" then
     local codes = first_columns(args[2])
@@ -141,6 +150,14 @@ function request()
   end
   i = i + 1
   if i > n then i = 1 end
+  if campaign_codes then
+    forged = forged + 1
+    return wrk.format("GET", "/r/" .. campaign_codes[i], {
+      ["User-Agent"] = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0." .. forged .. "." .. (tid or 0) .. " Safari/537.36",
+      ["Referer"] = "https://site" .. (i % 8) .. ".example/article?id=" .. i,
+      ["X-Forwarded-For"] = (11 + i % 200) .. "." .. (i % 256) .. ".0.1",
+    })
+  end
   return reqs[i]
 end
 

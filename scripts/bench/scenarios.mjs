@@ -92,6 +92,9 @@ export function groups(f) {
       entries: [
         { key: 'plain_vs_ruled', label: 'hot redirect, no rules', on: 'svc-api', c: C_THROUGHPUT, args: hot, visits: true },
         { key: 'ruled', label: 'hot redirect, 3 rules, none matching', on: 'svc-api', c: C_THROUGHPUT, args: walk(f.ruled1k), visits: true },
+        // the device rule reads each User-Agent: remembered when agents repeat, parsed for each forged one
+        { key: 'ruled_agents', label: 'browser-like visits (256 agents), 3 rules', on: 'svc-api', c: C_THROUGHPUT, args: (r) => ['visit', f.ruled1k, String((r * 613) % 4096), '0'], visits: true },
+        { key: 'ruled_campaign', label: 'a new User-Agent on every visit, 3 rules', on: 'svc-api', c: C_THROUGHPUT, args: (r) => ['campaign', f.ruled1k, String((r * 137) % 1000), '0'], visits: true },
       ],
     },
     {

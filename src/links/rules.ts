@@ -3,7 +3,7 @@
 // link's url. Checked here when written; evaluated in memory from the cache entry on each visit.
 import type { Fields } from '../http/fields.js'
 import { Memo } from '../stats/memo.js'
-import { agentCut, agentFamilies } from '../stats/user-agent.js'
+import { agentCut, agentDevice } from '../stats/user-agent.js'
 
 export const MAX_RULES = 10
 export const DEVICES = ['ios', 'android', 'desktop'] as const
@@ -101,7 +101,7 @@ const devices = new Memo<RuleDevice | undefined>(1000)
 export function deviceOf(userAgent: string | undefined): RuleDevice | undefined {
   if (userAgent === undefined || userAgent === '') return undefined
   return devices.get(agentCut(userAgent), (ua) => {
-    const { os, device } = agentFamilies(ua)
+    const { os, device } = agentDevice(ua)
     if (os === 'iOS' || /\b(iPhone|iPad|iPod)\b/.test(ua)) return 'ios'
     if (os === 'Android') return 'android'
     return device === 'desktop' ? 'desktop' : undefined

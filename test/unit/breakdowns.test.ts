@@ -10,7 +10,7 @@ import { Breakdowns } from '../../src/stats/breakdowns.js'
 import { countryOfRecord, openCountries } from '../../src/stats/geo.js'
 import { createLogger } from '../../src/log.js'
 import { Memo } from '../../src/stats/memo.js'
-import { agentFamilies } from '../../src/stats/user-agent.js'
+import { agentDevice, agentFamilies } from '../../src/stats/user-agent.js'
 
 const agents = suite('User-Agent families')
 
@@ -31,6 +31,34 @@ agents('devices, browser and OS families people know; what bowser does not know 
 
 agents('a made-up first word is not a browser family (no value of the visitor’s choosing is stored)', () => {
   assert.is(agentFamilies('Evil-Name-Of-Any-Length/1.0 (X11)').browser, 'other')
+})
+
+agents('a redirect rule\'s reading of the device and OS (agentDevice, without the browser) is the statistics\' for every agent', () => {
+  const corpus = [
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+    'Mozilla/5.0 (iPad; CPU OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
+    'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36',
+    'Mozilla/5.0 (Linux; Android 13; SM-X700) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+    'Mozilla/5.0 (Windows Phone 10.0; Android 6.0.1; Microsoft; Lumia 950) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/52.0 Mobile Safari/537.36 Edge/15.15063',
+    'Mozilla/5.0 (Linux; U; Android 4.0.3; en-us; KFTT Build/IML74K) AppleWebKit/537.36 (KHTML, like Gecko) Silk/3.68 like Chrome/39.0 Safari/537.36',
+    'Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36 Edg/126.0',
+    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
+    'Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0',
+    'Mozilla/5.0 (SMART-TV; Linux; Tizen 6.0) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/4.0 Chrome/76.0 TV Safari/537.36',
+    'Mozilla/5.0 (PlayStation; PlayStation 5/2.26) AppleWebKit/605.1.15 (KHTML, like Gecko)',
+    'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+    'Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+    'facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)',
+    'curl/8.5.0',
+    'Evil-Name-Of-Any-Length/1.0 (X11)',
+    `Mozilla/5.0 (${'x'.repeat(600)}; iPhone; CPU iPhone OS 17_5 like Mac OS X)`,
+    '',
+  ]
+  for (const ua of corpus) {
+    const { device, os } = agentFamilies(ua)
+    assert.equal(agentDevice(ua), { device, os }, ua)
+  }
 })
 
 const geo = suite('country of an MMDB record')
