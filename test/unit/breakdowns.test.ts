@@ -116,19 +116,20 @@ geo('the flush counts each address’s visits under its country and keeps no add
 
 const memo = suite('flush memo')
 
-memo('the least recently used entry goes first when full', () => {
-  const m = new Memo<number>(2)
-  let made = 0
-  const make = (k: string) => (made++, k.length)
+memo('a key used within the last max/2 new keys is kept, one not used for max new keys is made again; never more than max kept', () => {
+  const m = new Memo<number>(4)
+  const made: string[] = []
+  const make = (k: string) => (made.push(k), k.length)
+  for (const k of ['a', 'b', 'c', 'd']) m.get(k, make)
+  m.get('a', make) // used again within two new keys: kept
+  m.get('e', make)
   m.get('a', make)
-  m.get('bb', make)
-  m.get('a', make) // a is now the most recent
-  m.get('ccc', make) // evicts bb
-  assert.is(m.size, 2)
-  m.get('a', make)
-  assert.is(made, 3)
-  m.get('bb', make)
-  assert.is(made, 4)
+  assert.equal(made, ['a', 'b', 'c', 'd', 'e'])
+  assert.ok(m.size <= 4)
+  for (const k of ['f', 'g', 'h', 'i']) m.get(k, make)
+  m.get('b', make) // not used for more than four new keys
+  assert.equal(made, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'b'])
+  assert.ok(m.size <= 4)
 })
 
 const csv = suite('CSV cells')
