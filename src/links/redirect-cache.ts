@@ -53,10 +53,21 @@ interface Entry {
   used: boolean
   /** the cache's generation when stored: older than the current one, it is only a fallback (`stale`) */
   generation: number
+  /** its place on the clock */
+  slot: number
 }
 
 export class RedirectCache {
   readonly #entries = new Map<string, Entry>()
+  /**
+   * The clock: each entry's code in a slot of its own, and the hand going round them. Not the
+   * Map's order: a Map's deleted keys stay as holes until it is rebuilt, and finding its first key
+   * walks them, which made each eviction cost more the larger the cache (20 µs a miss at 8 MiB).
+   */
+  #ring: Array<string | undefined> = []
+  /** slots of removed entries, taken again first */
+  #free: number[] = []
+  #hand = 0
   #bytes = 0
   #evictions = 0
   #epoch = 0
@@ -129,7 +140,9 @@ export class RedirectCache {
     this.#remove(code)
     while (this.#bytes + cost > this.maxBytes) this.#evictOne()
     const until = location === undefined ? this.now() + this.negativeMs : 0
-    this.#entries.set(code, { location: location ?? null, until, expiresAt, startsAt, used: false, generation: this.#generation })
+    const slot = this.#free.pop() ?? this.#ring.length
+    this.#ring[slot] = code
+    this.#entries.set(code, { location: location ?? null, until, expiresAt, startsAt, used: false, generation: this.#generation, slot })
     this.#bytes += cost
   }
 
@@ -151,6 +164,9 @@ export class RedirectCache {
   clear(): void {
     this.#epoch++
     this.#entries.clear()
+    this.#ring = []
+    this.#free = []
+    this.#hand = 0
     this.#bytes = 0
   }
 
@@ -198,18 +214,19 @@ export class RedirectCache {
     for (const [code, entry] of this.#entries) if (entry.generation !== this.#generation) this.#remove(code)
   }
 
-  /** The clock hand is the Map's insertion order: a used entry goes to the back, unused. */
+  /** The hand goes round: a used entry is passed (and unmarked), the first unused one goes. */
   #evictOne(): void {
     for (;;) {
-      const [code, entry] = this.#entries.entries().next().value as [string, Entry]
+      if (this.#hand >= this.#ring.length) this.#hand = 0
+      const code = this.#ring[this.#hand++]
+      if (code === undefined) continue
+      const entry = this.#entries.get(code)!
       if (!entry.used) {
         this.#remove(code)
         this.#evictions++
         return
       }
       entry.used = false
-      this.#entries.delete(code)
-      this.#entries.set(code, entry)
     }
   }
 
@@ -217,6 +234,8 @@ export class RedirectCache {
     const entry = this.#entries.get(code)
     if (entry === undefined) return
     this.#entries.delete(code)
+    this.#ring[entry.slot] = undefined
+    this.#free.push(entry.slot)
     this.#bytes -= costOf(entry.location)
   }
 }

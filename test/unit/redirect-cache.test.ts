@@ -1,4 +1,4 @@
-// The redirect cache (src/links/redirect-cache.ts): a byte budget with LRU eviction, short-lived
+// The redirect cache (src/links/redirect-cache.ts): a byte budget with CLOCK eviction, short-lived
 // "unknown" entries, invalidation, the epoch guard against a stale fill, and the off switch.
 // Contract §4: redirects use a new url at once; a deleted code answers 404 (so a cache must never
 // serve a stale Location).
@@ -84,6 +84,33 @@ budget('never holds more bytes than its budget, whatever is stored', () => {
     assert.ok(cache.bytes <= 5_000, `bytes ${cache.bytes} after ${i + 1} sets`)
   }
   assert.ok(cache.size > 0)
+})
+
+budget('under any mix of stores, reads and invalidations a code answers its last stored Location or nothing, within the budget', () => {
+  const { cache } = fakeCache(20 * costOf(40))
+  const last = new Map<string, string>()
+  let seed = 7
+  const random = (n: number) => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0), (seed >>> 8) % n)
+  for (let i = 0; i < 20_000; i++) {
+    const code = `c${random(120)}`
+    const op = random(10)
+    if (op < 5) {
+      const location = loc(30 + random(40), String.fromCharCode(97 + random(26)))
+      cache.set(code, location, cache.epoch)
+      last.set(code, location)
+    } else if (op < 9) {
+      const got = cache.get(code)
+      if (got !== undefined) assert.is(got, last.get(code), `${code} after ${i} operations`)
+    } else {
+      cache.invalidate(code)
+      last.delete(code)
+    }
+    assert.ok(cache.bytes <= cache.maxBytes)
+  }
+  assert.ok(cache.evictions > 1_000, `the clock went round many times: ${cache.evictions} evictions`)
+  let held = 0
+  for (const code of last.keys()) if (cache.get(code) !== undefined) held++
+  assert.is(held, cache.size, 'every entry the cache counts is one it answers')
 })
 
 budget('an entry bigger than the whole budget is not stored and evicts nothing', () => {
