@@ -372,22 +372,18 @@ export interface LocationRow {
 }
 
 /**
- * Whether the capped link `c` (link_caps, joined) is used up: its count at 0 and no node holding
- * visits of it (sql/0029_cap_holds.sql). While one holds some, the link is not cached as used up:
- * a visit asks the database, which waits for the holders to give back what they did not use.
- */
-const usedUp = (sql: Sql) => sql`coalesce(c.visits_left <= 0 and not exists (select 1 from link_cap_holds h where h.code = c.code and h.until >= now()), false)`
-
-/**
  * The redirect look-up for a batch of codes: primary-key reads of the precomputed Location and
  * the expiry, and whether it is stopped (live_links.stopped, link_stop_reason: the link or its
  * owner disabled, its host blocked, or reports suspended it).
  * Decided here, when a code is loaded, so the cached answer is all a redirect needs; every
  * operator's change tells the nodes to forget what they cached.
+ * A capped link is used up when its count is at 0 and no node holds visits of it
+ * (sql/0029_cap_holds.sql): while one does, a visit asks the database, which waits for the
+ * holders to give back what they did not use (findForVisitor decides it the same way).
  */
 export function findLocations(sql: Sql, codes: string[]): Promise<LocationRow[]> {
   return sql<LocationRow[]>`
-    select l.code, l.location, l.expires_at, l.starts_at, c.code is not null as capped, l.password_hash is not null as locked, ${usedUp(sql)} as exhausted,
+    select l.code, l.location, l.expires_at, l.starts_at, c.code is not null as capped, l.password_hash is not null as locked, coalesce(c.visits_left <= 0 and not exists (select 1 from link_cap_holds h where h.code = c.code and h.until >= now()), false) as exhausted,
            l.title, l.description, l.image_url, l.rules,
            case when not domains_blocked(coalesce(e.variant_domains, '{}')) then e.variants end as variants, coalesce(e.conversions, false) as conversions,
            l.stopped as disabled
@@ -430,7 +426,7 @@ export interface VisitorRow {
 /** A live link as a visitor may see it (the preview, the page of a stopped link); undefined when there is none. */
 export async function findForVisitor(sql: Sql, code: string): Promise<VisitorRow | undefined> {
   const [row] = await sql<VisitorRow[]>`
-    select l.url, l.expires_at, l.starts_at, ${usedUp(sql)} as exhausted,
+    select l.url, l.expires_at, l.starts_at, coalesce(c.visits_left <= 0 and not exists (select 1 from link_cap_holds h where h.code = c.code and h.until >= now()), false) as exhausted,
            l.password_hash is not null as locked, l.stop_reason as stopped
     from live_links l left join link_caps c on c.code = l.code
     where l.code = ${code}`
