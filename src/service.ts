@@ -106,7 +106,7 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
     const reads = new ReadPools(db.sql, config.databaseReadUrls, { prepare: config.databasePrepare, connectTimeoutSeconds: 2 })
     started.push(() => reads.close())
     // Visit caps are taken by blocks; a changed cap (or another node waiting) ends this node's block.
-    const circuit = new Circuit()
+    const circuit = new Circuit(undefined, config.dbTimeoutMs)
     const caps = new VisitCaps(db.sql, circuit)
     caps.start()
     started.push(() => caps.stop())

@@ -77,4 +77,22 @@ test('a request that arrives while the circuit is open is not let in; what it as
   assert.ok(performance.now() - started < 500)
 })
 
+test('a probe that never tells how it went is taken as failed after probeMs: the circuit lets another through and can close again', () => {
+  let now = 0
+  const circuit = new Circuit(() => now, 1_000)
+  for (let i = 0; i < 3; i++) circuit.failed()
+  now = 1_001
+  assert.ok(circuit.allows(), 'the probe')
+  assert.not.ok(circuit.allows(), 'one probe at a time')
+  // Its request ends without asking the database (refused for a header after it was let in).
+  now = 1_900
+  assert.not.ok(circuit.allows(), 'still within probeMs')
+  now = 2_100
+  assert.not.ok(circuit.allows(), 'the lost probe counts as a failure: open again for OPEN_MS')
+  now = 3_200
+  assert.ok(circuit.allows(), 'a new probe')
+  circuit.succeeded()
+  assert.ok(circuit.allows() && circuit.allows(), 'closed')
+})
+
 test.run()
