@@ -6,6 +6,12 @@ import type { CachedRule } from './rules.js'
 
 const ENTRY_OVERHEAD_BYTES = 112 // Map slot, key string and the entry object, roughly
 const MISSING_ENTRY_BYTES = ENTRY_OVERHEAD_BYTES
+/**
+ * Codes written lately that the cache remembers, per generation: a read that takes longer than
+ * this many writes (a few seconds of the busiest creating) is refused its fill, as one overlapping
+ * a clear is.
+ */
+export const RECENT_WRITES = 4_096
 
 /** A link's preview card, as its owner wrote it (at least one part set). */
 export interface CachedCard {
@@ -70,7 +76,20 @@ export class RedirectCache {
   #hand = 0
   #bytes = 0
   #evictions = 0
+  /** counts the writes (invalidate, clear, resume): a read takes it before it asks the database */
   #epoch = 0
+  /**
+   * The codes written lately, by the epoch of their write, in two generations (`#changed` the
+   * newer) of at most RECENT_WRITES codes: a fill is refused when its own code was written after
+   * its read began, not when any code was (a link created anywhere kept every cold read out of
+   * the cache). A fill begun before `#floor` is refused whatever its code: the writes it would
+   * need to be checked against are forgotten, or were a clear.
+   */
+  #changed = new Map<string, number>()
+  #changedBefore = new Map<string, number>()
+  /** the epoch when `#changed` began */
+  #changedSince = 0
+  #floor = 0
   #enabled = true
   #generation = 0
   #holdTimer: NodeJS.Timeout | undefined
@@ -133,7 +152,7 @@ export class RedirectCache {
    * and the link's expiry and start), unless a write happened since `epoch`.
    */
   set(code: string, location: Stored | undefined, epoch: number, expiresAt: number = NO_EXPIRY, startsAt: number = NO_START): void {
-    if (!this.#enabled || epoch !== this.#epoch) return
+    if (!this.#enabled || (epoch !== this.#epoch && this.#writtenSince(code, epoch))) return
     if (location === undefined && this.negativeMs === 0) return
     const cost = costOf(location ?? null)
     if (cost > this.maxBytes) return
@@ -157,12 +176,24 @@ export class RedirectCache {
   }
 
   invalidate(code: string): void {
-    this.#epoch++
+    if (this.#changed.size >= RECENT_WRITES) {
+      this.#floor = Math.max(this.#floor, this.#changedSince)
+      this.#changedBefore = this.#changed
+      this.#changed = new Map()
+      this.#changedSince = this.#epoch
+    }
+    this.#changed.set(code, ++this.#epoch)
     this.#remove(code)
   }
 
+  /** Whether a fill of `code` read at `epoch` may be stale: its code was written since, or a clear came. */
+  #writtenSince(code: string, epoch: number): boolean {
+    if (epoch < this.#floor) return true
+    return (this.#changed.get(code) ?? this.#changedBefore.get(code) ?? 0) > epoch
+  }
+
   clear(): void {
-    this.#epoch++
+    this.#floor = ++this.#epoch
     this.#entries.clear()
     this.#ring = []
     this.#free = []
@@ -187,7 +218,7 @@ export class RedirectCache {
   resume(): void {
     if (this.#enabled || this.#holdTimer === undefined) return this.setEnabled(true)
     this.#enabled = true
-    this.#epoch++
+    this.#floor = ++this.#epoch
     this.#generation++
   }
 

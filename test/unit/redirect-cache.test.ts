@@ -5,7 +5,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { DISABLED, EXHAUSTED, EXPIRED, MISSING, NO_EXPIRY } from '../../src/links/link-state.js'
-import { Guarded, RedirectCache } from '../../src/links/redirect-cache.js'
+import { Guarded, RECENT_WRITES, RedirectCache } from '../../src/links/redirect-cache.js'
 
 /** A cache on a fake clock; `at(ms)` moves the clock. */
 function fakeCache(maxBytes: number, negativeMs = 5_000): { cache: RedirectCache; at(ms: number): void } {
@@ -231,12 +231,47 @@ writes('a stale fill of an unknown code (a create raced it) is not stored either
   assert.is(cache.get('code0000'), undefined)
 })
 
-writes('any write moves the epoch, so fills of every code read before it are refused', () => {
+// A write (a link created, changed or deleted anywhere) kept every read in flight out of the
+// cache: under steady creating, cold codes were read again and again.
+writes('a write to another code does not refuse a fill: only a write to its own code does', () => {
   const { cache } = fakeCache(1 << 20)
   const epoch = cache.epoch
   cache.invalidate('other000')
+  cache.invalidate('other001')
   cache.set('code0000', 'https://e.com/', epoch)
+  assert.is(cache.get('code0000'), 'https://e.com/')
+  const again = cache.epoch
+  cache.invalidate('code0001')
+  cache.invalidate('other000')
+  cache.set('code0001', 'https://old.example/', again)
+  assert.is(cache.get('code0001'), undefined)
+})
+
+writes('a read that outlasts the writes the cache remembers is refused its fill, its own code written or not', () => {
+  const { cache } = fakeCache(1 << 20)
+  const early = cache.epoch
+  cache.invalidate('code0000') // this code's write: forgotten below, so only the floor can refuse
+  for (let i = 0; i < 2 * RECENT_WRITES; i++) cache.invalidate(`other${i}`)
+  const late = cache.epoch
+  cache.invalidate('zzz')
+  cache.set('code0000', 'https://old.example/', early)
+  cache.set('code0001', 'https://old.example/', early)
   assert.is(cache.get('code0000'), undefined)
+  assert.is(cache.get('code0001'), undefined)
+  cache.set('code0002', 'https://e.com/', late) // began within what is remembered
+  assert.is(cache.get('code0002'), 'https://e.com/')
+})
+
+writes('a code written a generation ago still refuses a fill read before that write', () => {
+  const { cache } = fakeCache(1 << 20)
+  for (let i = 0; i < RECENT_WRITES - 1; i++) cache.invalidate(`other${i}`)
+  const epoch = cache.epoch
+  cache.invalidate('code0000') // the newer generation's last write...
+  for (let i = 0; i < RECENT_WRITES - 1; i++) cache.invalidate(`more${i}`) // ...now in the older one
+  cache.set('code0000', 'https://old.example/', epoch)
+  assert.is(cache.get('code0000'), undefined)
+  cache.set('code0001', 'https://e.com/', epoch)
+  assert.is(cache.get('code0001'), 'https://e.com/')
 })
 
 writes('clear empties the cache and refuses fills begun before it', () => {
@@ -246,6 +281,10 @@ writes('clear empties the cache and refuses fills begun before it', () => {
   cache.clear()
   assert.is(cache.size, 0)
   assert.is(cache.bytes, 0)
+  cache.set('b', loc(40), epoch)
+  assert.is(cache.get('b'), undefined)
+  // later generations of writes do not take the clear's refusal back
+  for (let i = 0; i < 2 * RECENT_WRITES; i++) cache.invalidate(`other${i}`)
   cache.set('b', loc(40), epoch)
   assert.is(cache.get('b'), undefined)
 })
