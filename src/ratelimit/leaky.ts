@@ -3,7 +3,7 @@
 // Used for failed logins per account and for password changes and deletions (password-limits.ts).
 import type { Sql } from '../db/types.js'
 import { rateLimited } from '../http/errors.js'
-import { MAX_TRACKED_CLIENTS } from './limiter.js'
+import { FULL_SWEEP_GAP_MS, MAX_TRACKED_CLIENTS } from './limiter.js'
 
 export interface Level {
   /** whether the one was added (false: it would have gone past the limit) */
@@ -50,6 +50,7 @@ interface Bucket {
 export class MemoryLeakyBuckets implements LeakyBuckets {
   readonly buckets = new Map<string, Bucket>()
   readonly #timer: NodeJS.Timeout
+  #sweptAt = -Infinity
 
   constructor(
     readonly now: () => number = () => performance.now(),
@@ -75,11 +76,13 @@ export class MemoryLeakyBuckets implements LeakyBuckets {
   }
 
   sweep(now = this.now()): void {
+    this.#sweptAt = now
     for (const [key, bucket] of this.buckets) if (bucket.emptyAtMs <= now) this.buckets.delete(key)
   }
 
+  /** As the rate limiter's: a sweep at most every FULL_SWEEP_GAP_MS, else the oldest goes. */
   #makeRoom(now: number): void {
-    this.sweep(now)
+    if (now - this.#sweptAt >= FULL_SWEEP_GAP_MS) this.sweep(now)
     if (this.buckets.size >= this.maxKeys) this.buckets.delete(this.buckets.keys().next().value!)
   }
 
