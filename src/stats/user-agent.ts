@@ -38,9 +38,8 @@ const SYSTEMS = new Set(Object.values(OS_MAP))
 export function agentFamilies(userAgent: string): AgentFamilies {
   if (userAgent === '') return { device: OTHER, browser: OTHER, os: OTHER }
   const parsed = parse(agentCut(userAgent))
-  const type = parsed.platform.type
   return {
-    device: type !== undefined && DEVICES.has(type) ? (type as Device) : OTHER,
+    device: deviceOf(parsed.platform.type),
     browser: family(parsed.browser.name, BROWSERS, BROWSER_NAMES),
     os: family(parsed.os.name, SYSTEMS, OS_NAMES),
   }
@@ -54,12 +53,14 @@ export function agentFamilies(userAgent: string): AgentFamilies {
 export function agentDevice(userAgent: string): Pick<AgentFamilies, 'device' | 'os'> {
   if (userAgent === '') return { device: OTHER, os: OTHER }
   const parser = getParser(agentCut(userAgent), true)
-  const type = parser.getPlatform().type
   return {
-    device: type !== undefined && DEVICES.has(type) ? (type as Device) : OTHER,
+    device: deviceOf(parser.getPlatform().type),
     os: family(parser.getOS().name, SYSTEMS, OS_NAMES),
   }
 }
+
+/** bowser's platform type when it is one of our devices; a TV, a console or none is OTHER. */
+const deviceOf = (type: string | undefined): Device => (type !== undefined && DEVICES.has(type) ? (type as Device) : OTHER)
 
 const family = (name: string | undefined, known: ReadonlySet<string>, names: Readonly<Record<string, string>>): string =>
   name === undefined || !known.has(name) ? OTHER : (names[name] ?? name)
