@@ -6,7 +6,8 @@
 // Prints every run and, per figure, each arm's median and its median ratio to the ceiling.
 //   ARMS='[{"name":"default"},{"name":"tmpfs","logDir":"/dev/shm"},{"name":"api","env":{"ACCESS_LOG":"api"}}]' \
 //     node scripts/bench/arms.mjs [rounds=4] [seconds=5]
-// An arm: { name, env (added to the service's), flags (node's), logDir }. Needs dist/ and wrk.
+// An arm: { name, env (added to the service's), flags (node's), logDir, dist (another build's
+// dist/ folder, to set two commits side by side) }. Needs dist/ and wrk.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,9 +18,9 @@ const rounds = Number(process.argv[2] ?? 4)
 const seconds = Number(process.argv[3] ?? 5)
 const tmp = mkdtempSync(join(tmpdir(), 'bench-arms-'))
 
-async function service({ name, env = {}, flags = [], logDir = tmp }) {
+async function service({ name, env = {}, flags = [], logDir = tmp, dist = join(ROOT, 'dist') }) {
   const logFile = join(logDir, `bench-arm-${name}-${process.pid}.log`)
-  const proc = await startLogged(name, process.execPath, [...flags, join(ROOT, 'dist', 'server.js')], { env: { ...quickServiceEnv(join(tmp, name)), ...env }, logFile })
+  const proc = await startLogged(name, process.execPath, [...flags, join(dist, 'server.js')], { env: { ...quickServiceEnv(join(tmp, name)), ...env }, logFile })
   const url = proc.listening.url
   const lines = await linksThroughApi(url, { accounts: 4, urlFor: (a, i) => `https://www.example.org/articles/${a}-${i}/a-readable-slug?utm_source=bench` })
   const file = join(tmp, `${name}.tsv`)
