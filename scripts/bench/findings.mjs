@@ -34,12 +34,20 @@ export const WHY = {
     'largest own costs. VISIT_STATS=off gives the throughput back to an operator who does not want the ' +
     'statistics.',
   statsCeiling:
-    'Not the statistics: on ÷ off (two rows below) is within a tenth. The same requests to the service with ' +
-    'ACCESS_LOG=api (the next row) show what the default\'s access line costs on top, and most of that is the ' +
-    'file system\'s, not the service\'s (the ACCESS_LOG=all row above says how that was measured). What is ' +
-    'left is what every request of the service does and the ceiling does not (the hot ACCESS_LOG=api row: the ' +
-    'visit record and its flush, the request id, the contract\'s headers), and the PostgreSQL backend applying ' +
-    'each second\'s flush of a thousand links\' days, referrers and breakdowns, on the two cores wrk also uses.',
+    'Mostly not the statistics: on ÷ off (two rows below) has been 0.86-0.94. The service\'s answering thread is the ' +
+    'bound: scripts/bench/threads.mjs puts it at 15-17 µs of CPU per browser-like visit (every other thread ' +
+    'together about 2 µs), against about 12 µs for the whole ceiling. perf (perf record -g on that thread, node ' +
+    '--perf-basic-prof, 8 s under wrk, service and ceiling alike) places the 4-5 µs between them: the look-ups of ' +
+    'each link\'s per-day tables (agents, addresses, visitors, referrers), which are out of the processor\'s ' +
+    'caches at each visit, 0.5-0.7 µs (folding every 4,096 visits keeps that lowest: every 1,024 it was 1.0 µs, ' +
+    'every 256 1.5, counting each visit as it comes 1.3; the young generation\'s copying of the visits that wait ' +
+    'falls from 0.45 to 0.1 µs the other way, which does not make up for it); hashing the header strings 0.3; ' +
+    'the access line, built and then flattened into the batch that goes to the log thread, 0.5-0.9; the socket ' +
+    'write\'s kernel path 0.5; the rest a tenth of a µs here and there (the redirect\'s own functions, the ' +
+    'visit\'s appends). Encoding the log lines into shared memory for the log thread, instead of sending it ' +
+    'strings, halved the flattening in the profiles but moved nothing in 8 interleaved rounds (0.63 and 0.62 ' +
+    'of the ceiling), and was not kept. What is left is what full statistics are: a few look-ups per visit ' +
+    'into tables as many as the links visited, on the two cores wrk also uses.',
   p99:
     'The flush\'s pause: once a VISIT_FLUSH_MS the event loop builds and sends the batch and collects its ' +
     'garbage, a few milliseconds during which 8 connections wait; that is more than 1% of a second. In the ' +
