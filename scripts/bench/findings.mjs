@@ -39,9 +39,9 @@ export const WHY = {
     'together about 2 µs), against about 12 µs for the whole ceiling. perf (perf record -g on that thread, node ' +
     '--perf-basic-prof, 8 s under wrk, service and ceiling alike) places the 4-5 µs between them: the look-ups of ' +
     'each link\'s per-day tables (agents, addresses, visitors, referrers), which are out of the processor\'s ' +
-    'caches at each visit, 0.5-0.7 µs (folding every 4,096 visits keeps that lowest: every 1,024 it was 1.0 µs, ' +
-    'every 256 1.5, counting each visit as it comes 1.3; the young generation\'s copying of the visits that wait ' +
-    'falls from 0.45 to 0.1 µs the other way, which does not make up for it); hashing the header strings 0.3; ' +
+    'caches at each visit, 0.7-1.2 µs (the fewer visits a fold takes at once, the more: 0.7 µs at 4,096, 1.0 at ' +
+    '1,024, 1.5 at 256, 1.3 counting each visit as it comes; the service folds every 512, for the tail: see the ' +
+    'p99 row and docs/decisions.md); hashing the header strings 0.3; ' +
     'the access line, built and then flattened into the batch that goes to the log thread, 0.5-0.9; the socket ' +
     'write\'s kernel path 0.5; the rest a tenth of a µs here and there (the redirect\'s own functions, the ' +
     'visit\'s appends). Encoding the log lines into shared memory for the log thread, instead of sending it ' +

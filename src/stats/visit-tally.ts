@@ -14,7 +14,7 @@ import { DIRECT, OTHER, referrerHost } from './referrer.js'
 
 export const DAY_MS = 86_400_000
 /** Raw visits kept before they are folded: bounds the strings held between flushes. */
-const FOLD_EVERY = 4_096
+const FOLD_EVERY = 512
 /** Distinct referrer hosts kept per link and day between flushes; more go to "other". */
 const MAX_PENDING_HOSTS = 100
 /** Distinct visitors kept between flushes (a long database outage); more are not counted. */
