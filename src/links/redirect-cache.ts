@@ -149,7 +149,7 @@ export class RedirectCache {
 
   /**
    * Stores what the database said (a Location, plain or Guarded, DISABLED, EXHAUSTED or undefined,
-   * and the link's expiry and start), unless a write happened since `epoch`.
+   * and the link's expiry and start), unless its code was written, or the cache cleared, since `epoch`.
    */
   set(code: string, location: Stored | undefined, epoch: number, expiresAt: number = NO_EXPIRY, startsAt: number = NO_START): void {
     if (!this.#enabled || (epoch !== this.#epoch && this.#writtenSince(code, epoch))) return
@@ -167,7 +167,7 @@ export class RedirectCache {
 
   /**
    * A capped link's cap was found used up: kept as EXHAUSTED with the link's times (so it still
-   * expires in the one order), unless a write happened since `epoch` or the entry is gone.
+   * expires in the one order), unless its code was written since `epoch` or the entry is gone.
    */
   exhaust(code: string, epoch: number): void {
     const entry = this.#entries.get(code)

@@ -13,7 +13,10 @@ import { agentCut } from './user-agent.js'
 import { DIRECT, OTHER, referrerHost } from './referrer.js'
 
 export const DAY_MS = 86_400_000
-/** Raw visits kept before they are folded: bounds the strings held between flushes. */
+/**
+ * Raw visits kept before they are folded: bounds the strings held between flushes, and the pause
+ * of a fold (docs/decisions.md says why not more, nor fewer).
+ */
 const FOLD_EVERY = 512
 /** Distinct referrer hosts kept per link and day between flushes; more go to "other". */
 const MAX_PENDING_HOSTS = 100
