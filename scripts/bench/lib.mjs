@@ -280,6 +280,20 @@ export function mainThreadCpuSeconds(pid) {
   return (Number(fields[UTIME]) + Number(fields[STIME])) / CLOCK_TICKS
 }
 
+/** CPU seconds of each thread of a process so far, by thread id (the main thread's id is the pid). */
+export function threadCpuSeconds(pid) {
+  const out = new Map()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const { fields } = readStat(`/proc/${pid}/task/${tid}/stat`)
+      out.set(tid, (Number(fields[UTIME]) + Number(fields[STIME])) / CLOCK_TICKS)
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  return out
+}
+
 /** CPU seconds of this process's children that have ended and been waited for (a wrk run, once it is over). */
 export function endedChildrenCpuSeconds() {
   const { fields } = readStat('/proc/self/stat')
