@@ -7,6 +7,7 @@ import { parseTrustProxy } from '../../src/config.js'
 import { decide, RATE_CAPACITY, RATE_PER_SECOND, rateHeaders, TokenBucket } from '../../src/ratelimit/bucket.js'
 import { clientIp } from '../../src/ratelimit/client-ip.js'
 import { FULL_SWEEP_GAP_MS, MemoryLimiter } from '../../src/ratelimit/limiter.js'
+import { countSweeps } from '../helpers/sweeps.js'
 
 // ---------------------------------------------------------------------------------------------
 
@@ -202,30 +203,23 @@ limiter('at the cap it drops idle buckets first, else the oldest one', () => {
   assert.equal([lim.take('c'), lim.take('c'), lim.take('c')].map((d) => d.allowed), [true, true, false])
 })
 
-// A flood of distinct addresses at the cap, none idle: each new key swept the whole table (0.6 ms
-// at 100,000) and found nothing to drop.
+// contract §7's hard cap under a flood of distinct addresses, none idle: each new key swept the
+// whole table (0.6 ms at 100,000) and found nothing to drop.
 limiter('at the cap, a flood of new keys sweeps the table at most once a second; meanwhile the oldest go', () => {
+  const { lim, at } = fakeLimiter(100)
+  const sweeps = countSweeps(lim)
   let now = 0
-  let sweeps = 0
-  class Counted extends MemoryLimiter {
-    override sweep(at?: number): void {
-      sweeps++
-      super.sweep(at)
-    }
-  }
-  const lim = new Counted(() => now, 100)
-  opened.push(lim)
   for (let i = 0; i < 100; i++) lim.take(`a${i}`)
   for (let i = 0; i < 1_000; i++) {
-    now += 0.5
+    at((now += 0.5))
     assert.ok(lim.take(`b${i}`).allowed)
   }
-  assert.is(sweeps, 1)
+  assert.is(sweeps(), 1)
   assert.is(lim.buckets.size, 100)
   assert.ok(lim.buckets.has('b999') && !lim.buckets.has('a99') && !lim.buckets.has('b899'))
-  now += FULL_SWEEP_GAP_MS
+  at((now += FULL_SWEEP_GAP_MS))
   lim.take('c') // a second later the table is swept again, and the idle ones go
-  assert.is(sweeps, 2)
+  assert.is(sweeps(), 2)
   assert.ok(lim.buckets.size < 100 && lim.buckets.has('c'))
 })
 
