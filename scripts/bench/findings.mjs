@@ -34,10 +34,13 @@ export const WHY = {
     'largest own costs. VISIT_STATS=off gives the throughput back to an operator who does not want the ' +
     'statistics.',
   statsCeiling:
-    'Mostly not the statistics: on ÷ off (two rows below) has been 0.86-0.94. The service\'s answering thread is the ' +
-    'bound: scripts/bench/threads.mjs puts it at 15-17 µs of CPU per browser-like visit (every other thread ' +
+    'Mostly not the statistics: on ÷ off (two rows below) has been 0.86-0.94. Since 2026-11-29 the fold runs on a ' +
+    'thread of its own (docs/decisions.md): in profiles of this point the answering thread gave it 7.9% of its busy ' +
+    'CPU and now gives the hand-over 3.0%, and the tally thread\'s folding shares the two cores with wrk. Before ' +
+    'that change, the service\'s answering thread was the ' +
+    'bound: scripts/bench/threads.mjs put it at 15-17 µs of CPU per browser-like visit (every other thread ' +
     'together about 2 µs), against about 12 µs for the whole ceiling. perf (perf record -g on that thread, node ' +
-    '--perf-basic-prof, 8 s under wrk, service and ceiling alike) places the 4-5 µs between them: the look-ups of ' +
+    '--perf-basic-prof, 8 s under wrk, service and ceiling alike) placed the 4-5 µs between them: the look-ups of ' +
     'each link\'s per-day tables (agents, addresses, visitors, referrers), which are out of the processor\'s ' +
     'caches at each visit, 0.7-1.2 µs (the fewer visits a fold takes at once, the more: 0.7 µs at 4,096, 1.0 at ' +
     '1,024, 1.5 at 256, 1.3 counting each visit as it comes; the service folds every 512, for the tail: see the ' +
@@ -73,7 +76,8 @@ export const WHY = {
     'answering thread: docs/decisions.md) adds about 12 MB (11.6 MB with its heap limited to the least, so left ' +
     'at the defaults). Nothing else is held until it is used: the KDF threads start at the first password check and stop ' +
     'after KDF_IDLE_MS (each a V8 isolate of about 9 MB, plus the ARGON2_MEMORY_KIB it hashes with), and the ' +
-    'country database (8 MB) is read at the first flush with a human visit.',
+    'country database (8 MB) is read at the first flush with a human visit. The tally thread (about 9 MB) starts ' +
+    'with the first visits and stops after a minute of flushes that found none.',
   api:
     'What the ceiling skips and the service must do, then noise. docs/profile.md ("create link") puts a ' +
     'create at about twice the ceiling\'s CPU both in the service\'s process (body reading, validation, ' +

@@ -1,4 +1,5 @@
-// Visit counting: tallied in memory on the redirect path (visit-tally.ts) and written in batches,
+// Visit counting: tallied in memory (visit-tally.ts; with full statistics on a thread of its own,
+// tally-thread.ts, the redirect path only appending) and written in batches,
 // one transaction per flush: each link's total and, per UTC day, its humans and bots, referrer
 // hosts and a sketch of its distinct human visitors (sketch.ts). A flush that surely failed puts its counts
 // back for the next one; one that may have committed (it failed at the COMMIT) is tried again
@@ -15,7 +16,8 @@ import { Breakdowns } from './breakdowns.js'
 import { UNKNOWN_COUNTRY, type CountryOf } from './geo.js'
 import { addHash, emptySketch } from './sketch.js'
 import { daySalt, FLUSH_LIMIT_MS, writeVisitFlush, type VisitBatch } from './queries.js'
-import { DAY_MS, merged, VisitTally, type Pending, type Visitor } from './visit-tally.js'
+import { DAY_MS, merged, VisitTally, type Pending, type Taken, type Visitor } from './visit-tally.js'
+import { TallyThread } from './tally-thread.js'
 
 /**
  * Links per chunk of a flush (writeVisitFlush): one statement's rows (its visitors hashed, its
@@ -39,6 +41,15 @@ export interface VisitOptions {
   metrics?: Pick<Metrics, 'visitFlush' | 'databaseError'>
 }
 
+/** What the counter asks of a tally: a VisitTally here, or one on its own thread. */
+interface Tally {
+  readonly waiting: number
+  record(code: string, visitor: Visitor, atMs: number): void
+  take(): Taken | Promise<Taken>
+  putBack(batch: Map<string, Pending>): void
+  close?(): Promise<void>
+}
+
 /** A batch whose write may have committed: tried again under its id until the outcome is known. */
 interface Unsure {
   id: string
@@ -46,7 +57,7 @@ interface Unsure {
 }
 
 export class VisitCounter {
-  readonly #tally: VisitTally
+  readonly #tally: Tally
   readonly #breakdowns: Breakdowns
   #unsure: Unsure[] = []
   /** day → salt, as hex (what is hashed) */
@@ -59,7 +70,10 @@ export class VisitCounter {
     readonly log: Logger,
     readonly options: VisitOptions,
   ) {
-    this.#tally = new VisitTally(options.stats, options.trustProxy)
+    // Totals alone are a count per link: folded here. Full statistics fold on their own thread.
+    this.#tally = options.stats
+      ? new TallyThread(options.trustProxy, (err) => log.error('visit tally thread failed; visits not yet flushed are lost', { err }))
+      : new VisitTally(false, options.trustProxy)
     this.#breakdowns = new Breakdowns(options.countryOf ?? (() => UNKNOWN_COUNTRY))
   }
 
@@ -93,7 +107,7 @@ export class VisitCounter {
   }
 
   async #write(): Promise<void> {
-    const { batch, visitorsDropped } = this.#tally.take()
+    const { batch, visitorsDropped } = await this.#tally.take()
     if (visitorsDropped) this.log.warn('too many visitors waited for a flush; some were not counted as unique')
     const fresh = batch.size === 0 ? undefined : { id: randomUUID(), batch }
     const attempt = fresh === undefined ? this.#unsure : [...this.#unsure, fresh]
@@ -226,7 +240,11 @@ export class VisitCounter {
   async stop(): Promise<void> {
     clearTimeout(this.#timer)
     this.#timer = undefined
-    await this.flush()
+    try {
+      await this.flush()
+    } finally {
+      await this.#tally.close?.()
+    }
   }
 }
 
