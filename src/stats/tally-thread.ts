@@ -5,18 +5,21 @@
 // of CHUNK_LINKS links, each asked for when the last is in, so that no message holds the event
 // loop long. The thread keeps the batch it last gave until the next take: a failed flush puts it
 // back there by a word (`putBack`), never by sending it again. Only when the thread is
-// MAX_BEHIND messages behind (starved of CPU for seconds) does the next hand-over wait for it:
-// what waits is bounded, as it was when the fold ran here. The thread starts with the first
+// MAX_BEHIND messages or MAX_BEHIND_CHARS of header text behind (starved of CPU for seconds) does
+// the next hand-over wait for it: what waits is bounded, as it was when the fold ran here. The thread starts with the first
 // hand-over and stops after `idleMs` of flushes that found nothing (about 9 MB of memory): a
 // service nobody visits does not carry it.
 import type { BlockList } from 'node:net'
 import { Worker } from 'node:worker_threads'
+import { agentCut } from './user-agent.js'
 import type { Pending, Taken, Visitor } from './visit-tally.js'
 
 /** Visits appended here before they are handed on: one message's serialisation per this many. */
 const SEND_EVERY = 512
 /** Messages handed on and not yet folded before a hand-over waits: 131,072 visits. */
 const MAX_BEHIND = 256
+/** The same in characters of User-Agents and Referers: a header may be 16 KiB, and a flood of long ones must not hold gigabytes. */
+const MAX_BEHIND_CHARS = 16 * 1024 * 1024
 const MAX_WAIT_MS = 1_000
 /** How long flushes find nothing before the thread stops. */
 export const TALLY_IDLE_MS = 60_000
@@ -44,6 +47,12 @@ export type ToTally =
 /** What it answers a take with: chunks of the batch, asked for one at a time, then its end. */
 export type FromTally = { kind: 'chunk'; entries: Array<[string, Pending]>; last: boolean; visitorsDropped: boolean }
 
+function headerChars(raw: RawVisits): number {
+  let n = 0
+  for (let i = 0; i < raw.codes.length; i++) n += (raw.agents[i]?.length ?? 0) + (raw.referers[i]?.length ?? 0) + (raw.forwarded[i]?.length ?? 0)
+  return n
+}
+
 const noVisits = (): RawVisits => ({ codes: [], times: [], agents: [], referers: [], peers: [], forwarded: [] })
 
 /** The taking in progress: what has come in of the batch so far. */
@@ -64,6 +73,10 @@ export class TallyThread {
   /** messages of visits handed on to the running thread, and (shared with it) folded */
   #sent = 0
   #folded = new Int32Array(new SharedArrayBuffer(4))
+  /** the header characters of each message handed on and not yet seen folded, oldest first, and their sum */
+  #sizes: number[] = []
+  #behindChars = 0
+  #seenFolded = 0
   #raw = noVisits()
   #waiting = 0
   #taking: Taking | undefined
@@ -87,7 +100,8 @@ export class TallyThread {
   #start(): Worker {
     const folded = new SharedArrayBuffer(4)
     this.#folded = new Int32Array(folded)
-    this.#sent = 0
+    this.#sent = this.#seenFolded = this.#behindChars = 0
+    this.#sizes = []
     const worker = new Worker(WORKER_URL, { workerData: { trustProxy: this.#trustProxy, folded } })
     worker.unref()
     worker.on('message', (m: FromTally) => this.#received(m))
@@ -112,7 +126,8 @@ export class TallyThread {
     const raw = this.#raw
     raw.codes.push(code)
     raw.times.push(atMs)
-    raw.agents.push(visitor.userAgent)
+    // Cut here as the fold would: a long one is not copied whole to the thread.
+    raw.agents.push(visitor.userAgent === undefined ? undefined : agentCut(visitor.userAgent))
     raw.referers.push(visitor.referer)
     raw.peers.push(visitor.peer)
     if (this.#trustProxy !== undefined) raw.forwarded.push(visitor.forwardedFor)
@@ -123,13 +138,19 @@ export class TallyThread {
   #send(): void {
     if (this.#raw.codes.length === 0) return
     const worker = this.#worker ?? this.#start()
+    const chars = headerChars(this.#raw)
     // A thread that died meanwhile folds nothing more: the wait ends (its 'error' comes next).
     const until = performance.now() + MAX_WAIT_MS
-    for (let folded; this.#sent - (folded = Atomics.load(this.#folded, 0)) > MAX_BEHIND && performance.now() < until; ) {
+    for (;;) {
+      const folded = Atomics.load(this.#folded, 0)
+      for (; this.#seenFolded < folded; this.#seenFolded++) this.#behindChars -= this.#sizes.shift()!
+      if ((this.#sent - folded <= MAX_BEHIND && this.#behindChars + chars <= MAX_BEHIND_CHARS) || performance.now() >= until) break
       Atomics.wait(this.#folded, 0, folded, 10)
     }
     worker.postMessage({ kind: 'visits', visits: this.#raw } satisfies ToTally)
     this.#sent++
+    this.#sizes.push(chars)
+    this.#behindChars += chars
     this.#raw = noVisits()
   }
 
