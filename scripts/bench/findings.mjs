@@ -26,6 +26,20 @@ export const WHY = {
     'with two workers was no faster than with one: each worker keeps its own cache and flushes its own visits, ' +
     'and the processes preempt each other. On a machine with cores to spare for the load generator and the ' +
     'database, the ratio should follow the 1-worker row.',
+  nginx:
+    'Node\'s HTTP stack before anything of ours: the node:http ceiling itself answers about 0.5-0.6 of what ' +
+    'nginx does (its row), parsing and writing in JavaScript where nginx does both in C. The service then ' +
+    'reaches the hot-redirect share of that ceiling with its default access line (the row "hot redirect, 1 ' +
+    'worker, ACCESS_LOG=all"); 0.50 of nginx would ask it for about 0.85-0.9 of bare node:http while it writes a ' +
+    'log line per request, which that row shows it does not.',
+  capped:
+    'The database, on the same two cores: a capped link\'s visits come from this node\'s block, taken from ' +
+    'link_caps about a second of visits at a time (at most a quarter of what is left, at most 1,000) and ' +
+    'given back within 2 s (src/links/caps.ts). At this point\'s rate each of the walk\'s capped links takes a ' +
+    'block about once a second, so the service keeps sending link_caps updates (up to 500 a statement) and ' +
+    'PostgreSQL applies them on the cores wrk and the service use; a visit that finds its link\'s block used up ' +
+    'waits for the next take (the p99 row). The ratio follows how much CPU PostgreSQL gets: 0.90 (0.89-0.97) ' +
+    'in the run at 82e63d7, 0.62 (0.55-0.80) at 2655240 on a machine whose node:http ceiling was 29% slower.',
   statsRatio:
     'Issue 10\'s target, measured with browser-like requests: each flush classifies the user agents (memoized ' +
     'per string), takes the referrer host, hashes each new visitor of the day (SHA-256) and writes three more ' +
