@@ -6,9 +6,9 @@
 // loop long. The thread keeps the batch it last gave until the next take: a failed flush puts it
 // back there by a word (`putBack`), never by sending it again. Only when the thread is
 // MAX_BEHIND messages or MAX_BEHIND_CHARS of header text behind (starved of CPU for seconds) does
-// the next hand-over wait for it: what waits is bounded, as it was when the fold ran here. The thread starts with the first
-// hand-over and stops after `idleMs` of flushes that found nothing (about 9 MB of memory): a
-// service nobody visits does not carry it.
+// the next hand-over wait for it: what waits is bounded, as it was when the fold ran here. The
+// thread starts with the first hand-over and stops after `idleMs` of flushes that found nothing
+// (it is about 9 MB of memory): a service nobody visits does not carry it.
 import type { BlockList } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import { agentCut } from './user-agent.js'
