@@ -11,8 +11,7 @@
 // (it is about 9 MB of memory): a service nobody visits does not carry it.
 import type { BlockList } from 'node:net'
 import { Worker } from 'node:worker_threads'
-import { agentCut } from './user-agent.js'
-import type { Pending, Taken, Visitor } from './visit-tally.js'
+import { appendVisit, noVisits, type Pending, type RawVisits, type Taken, type Visitor } from './visit-tally.js'
 
 /** Visits appended here before they are handed on: one message's serialisation per this many. */
 const SEND_EVERY = 512
@@ -26,16 +25,6 @@ export const TALLY_IDLE_MS = 60_000
 /** Links per message of a taken batch (a few milliseconds of deserialising at most). */
 export const CHUNK_LINKS = 100
 const WORKER_URL = new URL('./tally-worker.js', import.meta.url)
-
-/** The raw visits of one message, one array per fact (`forwarded` empty without a trusted proxy). */
-export interface RawVisits {
-  codes: string[]
-  times: number[]
-  agents: Array<string | undefined>
-  referers: Array<string | undefined>
-  peers: Array<string | undefined>
-  forwarded: Array<string | undefined>
-}
 
 /** What the tally thread is told. */
 export type ToTally =
@@ -52,8 +41,6 @@ function headerChars(raw: RawVisits): number {
   for (let i = 0; i < raw.codes.length; i++) n += (raw.agents[i]?.length ?? 0) + (raw.referers[i]?.length ?? 0) + (raw.forwarded[i]?.length ?? 0)
   return n
 }
-
-const noVisits = (): RawVisits => ({ codes: [], times: [], agents: [], referers: [], peers: [], forwarded: [] })
 
 /** The taking in progress: what has come in of the batch so far. */
 interface Taking {
@@ -123,16 +110,9 @@ export class TallyThread {
 
   /** A visit at `atMs`. The hot path: appends, nothing else. */
   record(code: string, visitor: Visitor, atMs: number): void {
-    const raw = this.#raw
-    raw.codes.push(code)
-    raw.times.push(atMs)
-    // Cut here as the fold would: a long one is not copied whole to the thread.
-    raw.agents.push(visitor.userAgent === undefined ? undefined : agentCut(visitor.userAgent))
-    raw.referers.push(visitor.referer)
-    raw.peers.push(visitor.peer)
-    if (this.#trustProxy !== undefined) raw.forwarded.push(visitor.forwardedFor)
+    appendVisit(this.#raw, code, visitor, atMs, true, this.#trustProxy)
     this.#waiting++
-    if (raw.codes.length >= SEND_EVERY) this.#send()
+    if (this.#raw.codes.length >= SEND_EVERY) this.#send()
   }
 
   #send(): void {

@@ -4,13 +4,12 @@
 import type { BlockList } from 'node:net'
 import { parentPort, workerData } from 'node:worker_threads'
 import { CHUNK_LINKS, type FromTally, type ToTally } from './tally-thread.js'
-import { VisitTally, type Pending, type Taken, type Visitor } from './visit-tally.js'
+import { VisitTally, type Pending, type Taken } from './visit-tally.js'
 
 const { trustProxy, folded } = workerData as { trustProxy: BlockList | undefined; folded: SharedArrayBuffer }
 const foldedCount = new Int32Array(folded)
 const tally = new VisitTally(true, trustProxy)
 const port = parentPort!
-const visitor: Visitor = { userAgent: undefined, referer: undefined, forwardedFor: undefined, peer: undefined }
 let taken: Taken | undefined
 let giving: Array<[string, Pending]> = []
 let given = 0
@@ -25,19 +24,11 @@ function giveChunk(): void {
 
 port.on('message', (m: ToTally) => {
   switch (m.kind) {
-    case 'visits': {
-      const { codes, times, agents, referers, peers, forwarded } = m.visits
-      for (let i = 0; i < codes.length; i++) {
-        visitor.userAgent = agents[i]
-        visitor.referer = referers[i]
-        visitor.peer = peers[i]
-        visitor.forwardedFor = forwarded[i]
-        tally.record(codes[i]!, visitor, times[i]!)
-      }
+    case 'visits':
+      tally.foldRaw(m.visits)
       Atomics.add(foldedCount, 0, 1)
       Atomics.notify(foldedCount, 0)
       break
-    }
     case 'take':
       taken = tally.take()
       giving = [...taken.batch]

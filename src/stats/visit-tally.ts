@@ -65,6 +65,30 @@ export interface Visitor {
   peer: string | undefined
 }
 
+/** Raw visits not yet folded, one array per fact (`forwarded` may be empty: no trusted proxy). */
+export interface RawVisits {
+  codes: string[]
+  times: number[]
+  agents: Array<string | undefined>
+  referers: Array<string | undefined>
+  peers: Array<string | undefined>
+  forwarded: Array<string | undefined>
+}
+
+export const noVisits = (): RawVisits => ({ codes: [], times: [], agents: [], referers: [], peers: [], forwarded: [] })
+
+/** Appends a visit to `raw`: the hot path. `headers`: its User-Agent, Referer and addresses too (full statistics). */
+export function appendVisit(raw: RawVisits, code: string, visitor: Visitor, atMs: number, headers: boolean, trustProxy: BlockList | undefined): void {
+  raw.codes.push(code)
+  raw.times.push(atMs)
+  if (!headers) return
+  // Cut here, not when folded: a long one is neither held nor handed to the tally thread whole.
+  raw.agents.push(visitor.userAgent === undefined ? undefined : agentCut(visitor.userAgent))
+  raw.referers.push(visitor.referer)
+  raw.peers.push(visitor.peer)
+  if (trustProxy !== undefined) raw.forwarded.push(visitor.forwardedFor)
+}
+
 /** What the flusher takes: the counts, and whether some visitors were not counted as unique. */
 export interface Taken {
   batch: Map<string, Pending>
@@ -72,13 +96,8 @@ export interface Taken {
 }
 
 export class VisitTally {
-  // The raw visits since the last fold, one array per fact.
-  #codes: string[] = []
-  #times: number[] = []
-  #agents: Array<string | undefined> = []
-  #referers: Array<string | undefined> = []
-  #peers: Array<string | undefined> = []
-  #forwarded: Array<string | undefined> = []
+  /** the raw visits since the last fold */
+  #raw = noVisits()
 
   #pending = new Map<string, Pending>()
   readonly #memo = {
@@ -102,35 +121,28 @@ export class VisitTally {
 
   /** Visits recorded and not yet taken. */
   get waiting(): number {
-    let n = this.#codes.length
+    let n = this.#raw.codes.length
     for (const p of this.#pending.values()) n += p.count
     return n
   }
 
   /** A visit at `atMs`. The hot path: appends, nothing else. */
   record(code: string, visitor: Visitor, atMs: number): void {
-    this.#codes.push(code)
-    this.#times.push(atMs)
-    if (this.#stats) {
-      this.#agents.push(visitor.userAgent)
-      this.#referers.push(visitor.referer)
-      this.#peers.push(visitor.peer)
-      this.#forwarded.push(this.#trustProxy === undefined ? undefined : visitor.forwardedFor)
-    }
-    if (this.#codes.length >= FOLD_EVERY) this.fold()
+    appendVisit(this.#raw, code, visitor, atMs, this.#stats, this.#trustProxy)
+    if (this.#raw.codes.length >= FOLD_EVERY) this.fold()
   }
 
   /** Turns the raw visits into per-link, per-day counts. */
   fold(): void {
-    const n = this.#codes.length
-    if (n === 0) return
-    const [codes, times, agents, referers, peers, forwarded] = [this.#codes, this.#times, this.#agents, this.#referers, this.#peers, this.#forwarded]
-    this.#codes = []
-    this.#times = []
-    this.#agents = []
-    this.#referers = []
-    this.#peers = []
-    this.#forwarded = []
+    const raw = this.#raw
+    if (raw.codes.length === 0) return
+    this.#raw = noVisits()
+    this.foldRaw(raw)
+  }
+
+  /** Folds visits recorded elsewhere (the answering thread's, tally-thread.ts) into the counts. */
+  foldRaw({ codes, times, agents, referers, peers, forwarded }: RawVisits): void {
+    const n = codes.length
     // Each distinct User-Agent is classified once, each distinct Referer parsed once, and each
     // distinct (peer, X-Forwarded-For) resolved to a client address once, for as long as the
     // memos last (MEMO_ENTRIES). Keys are the header strings themselves, never strings built
@@ -153,8 +165,7 @@ export class VisitTally {
       const dayNumber = Math.floor(at / DAY_MS)
       let day = p.days.get(dayNumber)
       if (day === undefined) p.days.set(dayNumber, (day = newDay()))
-      const raw = agents[i]
-      const agent = raw === undefined ? undefined : agentCut(raw)
+      const agent = agents[i]
       let bot = bots.get(agent)
       if (bot === undefined) bots.set(agent, (bot = isBot(agent)))
       const referer = referers[i]
