@@ -26,15 +26,20 @@ if [ ${#parts[@]} -eq 0 ]; then
 else
   npx c8 --check-coverage=false uvu build/test "^($(IFS='|'; echo "${parts[*]}"))/.*\\.test\\.js$" 2>&1 | tee "$log" || status=$?
 fi
+plain() { sed 's/\x1b\[[0-9;]*m//g' "$log"; } # without the colours
 if [ "$status" -ne 0 ]; then
   echo "npm test: failed (exit $status); the failures again:"
-  grep -a -A 25 ' FAIL ' "$log" | head -n 300 || echo "(no test failed: see the coverage floor or a crash above)"
+  if ! grep -a -A 25 ' FAIL ' "$log" | head -n 300; then
+    # A crash (an error nobody caught, in a test or in a service it started) ends uvu before its
+    # summary: what it printed last, before c8's table, is the crash.
+    echo "(no test failed: a crash, or the coverage floor; the last lines before the coverage table:)"
+    plain | sed -n '/^-*|-*|/q;p' | tail -n 60 || true
+  fi
   grep -a -E '^  (Total|Passed|Skipped): ' "$log" || true
 fi
 # uvu swallows an error thrown by a suite's before hook: the suite shows "(0 / N)" and the run
 # passes. Tests counted that neither passed nor were skipped fail the run, said last so that it
 # is seen.
-plain() { sed 's/\x1b\[[0-9;]*m//g' "$log"; } # without the colours
 count() { plain | grep -a -E "^  $1: " | tail -1 | awk '{print $2}' || true; }
 total=$(count Total)
 passed=$(count Passed)
