@@ -29,7 +29,9 @@ fi
 plain() { sed 's/\x1b\[[0-9;]*m//g' "$log"; } # without the colours
 if [ "$status" -ne 0 ]; then
   echo "npm test: failed (exit $status); the failures again:"
-  if ! grep -a -A 25 ' FAIL ' "$log" | head -n 300; then
+  if grep -a -q ' FAIL ' "$log"; then
+    grep -a -A 25 ' FAIL ' "$log" | head -n 300 || true # head's early close is not a failure
+  else
     # A crash (an error nobody caught, in a test or in a service it started) ends uvu before its
     # summary: what it printed last, before c8's table, is the crash.
     echo "(no test failed: a crash, or the coverage floor; the last lines before the coverage table:)"
