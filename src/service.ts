@@ -141,10 +141,11 @@ export async function startService(config: Readonly<Config>, log: Logger, migrat
         shared: () => readSharedGauges(db.sql),
       }))
     }
-    // Redirect rules ask for countries too; the file is read at the first look-up (geo.ts).
+    // Redirect rules' countries; the file is read at the first look-up (geo.ts). The statistics'
+    // are looked up on the tally thread, which opens the file itself.
     const countryOf = await openCountries(config.geoDb, log)
     const countries = new Memo<string>(1000)
-    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, countryOf: config.visitStats ? countryOf : undefined, metrics })
+    const visits = new VisitCounter(db.sql, log, { flushMs: config.visitFlushMs, stats: config.visitStats, trustProxy: config.trustProxy, geoDb: config.geoDb, metrics })
     visits.start()
     // A database that stopped answering (no reset, no refusal) must not hold a stop past
     // systemd's TimeoutStopSec: the last flush gets a few seconds, then the pool is ended.

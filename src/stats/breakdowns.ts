@@ -1,42 +1,59 @@
-// The breakdowns of a link's human visits per day: device, browser, OS and country. The flush turns
-// the tally's counts by User-Agent and by client address into counts by family and country; each
-// distinct User-Agent is parsed once and each address looked up once while the memos hold them, so
-// a flush costs a lookup per distinct string, not per visit.
+// The breakdowns of a link's human visits per day: device, browser, OS and country. The tally
+// counts each human visit under its keys ("dim\tvalue", dimKey) as it folds it, on the tally
+// thread with full statistics (tally-worker.ts): each distinct User-Agent is parsed once and each
+// address looked up once while the memos hold them, so the answering thread never parses an agent
+// nor looks up an address for the statistics, and no address leaves the thread that folds it.
 import type { CountryOf } from './geo.js'
 import { Memo } from './memo.js'
-import { agentFamilies, type AgentFamilies } from './user-agent.js'
+import { agentFamilies, OTHER } from './user-agent.js'
 
 export const DIMENSIONS = ['device', 'browser', 'os', 'country'] as const
 export type Dimension = (typeof DIMENSIONS)[number]
 
 /** Distinct User-Agents remembered across flushes, and addresses within one. */
 const MEMO_ENTRIES = 10_000
+/**
+ * User-Agents parsed between two takes: a campaign forging a new one on every visit costs the
+ * fold at most this many parses a flush; the rest count as "other" (a parse is tens of µs).
+ */
+export const MAX_PARSES = 20_000
+
+/** A breakdown's value as the tally keys it: tabs sort before any printable character, so keys sort as (dim, value). */
+export const dimKey = (dim: Dimension, value: string): string => `${dim}\t${value}`
+export function splitDimKey(key: string): [Dimension, string] {
+  const tab = key.indexOf('\t')
+  return [key.slice(0, tab) as Dimension, key.slice(tab + 1)]
+}
+
+/** The keys of an agent none was parsed for: device, browser and OS "other". */
+const UNPARSED: readonly string[] = [dimKey('device', OTHER), dimKey('browser', OTHER), dimKey('os', OTHER)]
 
 export class Breakdowns {
-  readonly #agents = new Memo<AgentFamilies>(MEMO_ENTRIES)
+  readonly #agents = new Memo<readonly string[]>(MEMO_ENTRIES)
   #countries = new Memo<string>(MEMO_ENTRIES)
+  #parses = 0
+  readonly #parse = (agent: string): readonly string[] => {
+    this.#parses++
+    const f = agentFamilies(agent)
+    return [dimKey('device', f.device), dimKey('browser', f.browser), dimKey('os', f.os)]
+  }
+  readonly #place = (address: string): string => dimKey('country', this.countryOf(address))
 
   constructor(readonly countryOf: CountryOf) {}
 
-  /** One link-day's counts by dimension and value. */
-  of(agents: ReadonlyMap<string, number>, addresses: ReadonlyMap<string, number>): Map<Dimension, Map<string, number>> {
-    const out = new Map<Dimension, Map<string, number>>(DIMENSIONS.map((d) => [d, new Map()]))
-    const add = (dim: Dimension, value: string, n: number) => {
-      const counts = out.get(dim)!
-      counts.set(value, (counts.get(value) ?? 0) + n)
-    }
-    for (const [agent, n] of agents) {
-      const f = this.#agents.get(agent, agentFamilies)
-      add('device', f.device, n)
-      add('browser', f.browser, n)
-      add('os', f.os, n)
-    }
-    for (const [address, n] of addresses) add('country', this.#countries.get(address, this.countryOf), n)
-    return out
+  /** The device, browser and OS keys of a human visit's User-Agent (the same strings for the same agent). */
+  agentKeys(agent: string): readonly string[] {
+    return this.#parses < MAX_PARSES ? this.#agents.get(agent, this.#parse) : (this.#agents.peek(agent) ?? UNPARSED)
   }
 
-  /** At the end of a flush: no address is kept past the flush that counted it. */
+  /** The country key of a human visit's client address. */
+  countryKey(address: string): string {
+    return this.#countries.get(address, this.#place)
+  }
+
+  /** At each take: no address is kept past the flush that counts it, and the parses start afresh. */
   forgetAddresses(): void {
     this.#countries = new Memo<string>(MEMO_ENTRIES)
+    this.#parses = 0
   }
 }

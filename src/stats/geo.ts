@@ -31,7 +31,7 @@ const unknown: CountryOf = () => UNKNOWN_COUNTRY
  * leaves every country unknown. The file (8 MB for the bundled one) is read at the first lookup,
  * in the first flush with a human visit: an idle service does not hold it.
  */
-export async function openCountries(setting: string | undefined, log: Logger): Promise<CountryOf> {
+export async function openCountries(setting: string | undefined, log: Pick<Logger, 'warn'>): Promise<CountryOf> {
   if (setting === 'off') return unknown
   const file = setting ?? createRequire(import.meta.url).resolve(BUNDLED)
   const cannotRead = (err: unknown): CountryOf => {

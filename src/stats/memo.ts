@@ -27,6 +27,11 @@ export class Memo<V> {
     return value
   }
 
+  /** The value of `key` when remembered, without working it out. */
+  peek(key: string): V | undefined {
+    return this.#newer.get(key) ?? this.#older.get(key)
+  }
+
   get size(): number {
     return this.#newer.size + this.#older.size
   }

@@ -1,7 +1,8 @@
 // The visit tally on a thread of its own (tally-worker.ts), for full statistics: the answering
 // thread only appends each visit's strings to flat arrays and hands them on every SEND_EVERY
-// visits; the fold (classifying, parsing, counting per link and day: the most of what full
-// statistics cost a redirect) runs on the other thread. A flush takes the counts back in chunks
+// visits; the fold (classifying, parsing the User-Agents' families, placing addresses in their
+// countries, counting per link and day: the most of what full statistics cost a redirect) runs on
+// the other thread, which opens the country database itself. A flush takes the counts back in chunks
 // of CHUNK_LINKS links, each asked for when the last is in, so that no message holds the event
 // loop long. The thread keeps the batch it last gave until the next take: a failed flush puts it
 // back there by a word (`putBack`), never by sending it again. Only when the thread is
@@ -11,6 +12,7 @@
 // (it is about 9 MB of memory): a service nobody visits does not carry it.
 import type { BlockList } from 'node:net'
 import { Worker } from 'node:worker_threads'
+import { type LogFields, type Logger } from '../log.js'
 import { appendVisit, noVisits, type Pending, type RawVisits, type Taken, type Visitor } from './visit-tally.js'
 
 /** Visits appended here before they are handed on: one message's serialisation per this many. */
@@ -33,8 +35,28 @@ export type ToTally =
   | { kind: 'more' }
   /** the batch the thread last gave goes back into what is pending; or `batch`, when another thread gave it */
   | { kind: 'back'; batch?: Map<string, Pending> }
-/** What it answers a take with: chunks of the batch, asked for one at a time, then its end. */
-export type FromTally = { kind: 'chunk'; entries: Array<[string, Pending]>; last: boolean; visitorsDropped: boolean }
+/** What it answers a take with: chunks of the batch, asked for one at a time, then its end; and its warnings, to be logged. */
+export type FromTally =
+  | { kind: 'chunk'; entries: Array<[string, Pending]>; last: boolean; visitorsDropped: boolean }
+  | { kind: 'warn'; msg: string; fields: LogFields | undefined }
+
+/** What the thread is started with. */
+export interface TallyData {
+  trustProxy: BlockList | undefined
+  geoDb: string | undefined
+  /** the count of hand-overs folded, shared */
+  folded: SharedArrayBuffer
+}
+
+export interface TallyThreadOptions {
+  trustProxy: BlockList | undefined
+  /** GEO_DB (geo.ts), opened on the thread: undefined for the bundled database */
+  geoDb?: string
+  /** told of the thread's warnings, and of its failure (the counts it held are lost; the next hand-over starts a fresh one) */
+  log: Pick<Logger, 'warn' | 'error'>
+  /** how long takes find nothing before the thread stops */
+  idleMs?: number
+}
 
 function headerChars(raw: RawVisits): number {
   let n = 0
@@ -54,7 +76,8 @@ interface Taking {
 
 export class TallyThread {
   readonly #trustProxy: BlockList | undefined
-  readonly #onError: (err: Error) => void
+  readonly #geoDb: string | undefined
+  readonly #log: TallyThreadOptions['log']
   readonly #idleMs: number
   #worker: Worker | undefined
   /** messages of visits handed on to the running thread, and (shared with it) folded */
@@ -72,10 +95,10 @@ export class TallyThread {
   /** since when every take found nothing */
   #idleSince: number | undefined
 
-  /** `onError`: told when the thread failed (the counts it held are lost; the next hand-over starts a fresh one). */
-  constructor(trustProxy: BlockList | undefined, onError: (err: Error) => void, idleMs = TALLY_IDLE_MS) {
+  constructor({ trustProxy, geoDb, log, idleMs = TALLY_IDLE_MS }: TallyThreadOptions) {
     this.#trustProxy = trustProxy
-    this.#onError = onError
+    this.#geoDb = geoDb
+    this.#log = log
     this.#idleMs = idleMs
   }
 
@@ -89,7 +112,7 @@ export class TallyThread {
     this.#folded = new Int32Array(folded)
     this.#sent = this.#seenFolded = this.#behindChars = 0
     this.#sizes = []
-    const worker = new Worker(WORKER_URL, { workerData: { trustProxy: this.#trustProxy, folded } })
+    const worker = new Worker(WORKER_URL, { workerData: { trustProxy: this.#trustProxy, geoDb: this.#geoDb, folded } satisfies TallyData })
     worker.unref()
     worker.on('message', (m: FromTally) => this.#received(m))
     worker.once('error', (err) => {
@@ -98,7 +121,7 @@ export class TallyThread {
       this.#waiting = this.#raw.codes.length
       this.#taking?.reject(err)
       this.#taking = undefined
-      this.#onError(err)
+      this.#log.error('visit tally thread failed; visits not yet flushed are lost', { err })
     })
     return (this.#worker = worker)
   }
@@ -149,6 +172,7 @@ export class TallyThread {
   }
 
   #received(m: FromTally): void {
+    if (m.kind === 'warn') return this.#log.warn(m.msg, m.fields)
     const taking = this.#taking
     const worker = this.#worker
     if (taking === undefined || worker === undefined) return

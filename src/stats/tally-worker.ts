@@ -1,15 +1,19 @@
 // The tally thread (tally-thread.ts): folds the raw visits it is sent into a VisitTally, and
 // answers a take with the batch in chunks, the next chunk when it is asked for. It keeps the batch
-// it last gave until the next take, for a `back` (a flush that surely failed).
-import type { BlockList } from 'node:net'
+// it last gave until the next take, for a `back` (a flush that surely failed). The country
+// database is opened here: only this thread looks addresses up for the statistics.
 import { parentPort, workerData } from 'node:worker_threads'
-import { CHUNK_LINKS, type FromTally, type ToTally } from './tally-thread.js'
+import { plainFields } from '../log.js'
+import { openCountries } from './geo.js'
+import { CHUNK_LINKS, type FromTally, type TallyData, type ToTally } from './tally-thread.js'
 import { VisitTally, type Pending, type Taken } from './visit-tally.js'
 
-const { trustProxy, folded } = workerData as { trustProxy: BlockList | undefined; folded: SharedArrayBuffer }
+const { trustProxy, geoDb, folded } = workerData as TallyData
 const foldedCount = new Int32Array(folded)
-const tally = new VisitTally(true, trustProxy)
 const port = parentPort!
+// Messages wait in the port until its listener is on (below): none is missed meanwhile.
+const countryOf = await openCountries(geoDb, { warn: (msg, fields) => port.postMessage({ kind: 'warn', msg, fields: plainFields(fields) } satisfies FromTally) })
+const tally = new VisitTally(true, trustProxy, countryOf)
 let taken: Taken | undefined
 let giving: Array<[string, Pending]> = []
 let given = 0

@@ -2,14 +2,18 @@
 // no clock, no timer, no database; the flusher (visits.ts) writes what it takes.
 //
 // The redirect path only appends what Node has already parsed (the code, the time, and the
-// User-Agent, Referer and address strings) to flat arrays. Classifying, parsing and hashing are
-// done in bulk when the arrays are folded (every FOLD_EVERY visits, and at each flush), once per
-// distinct string: the cached redirect keeps its rate (docs/performance.md).
+// User-Agent, Referer and address strings) to flat arrays. Classifying, parsing (the breakdowns'
+// families and countries, breakdowns.ts) and resolving addresses are done in bulk when the arrays
+// are folded (every FOLD_EVERY visits, and at each flush), once per distinct string: with full
+// statistics on the tally thread, so the cached redirect keeps its rate (docs/performance.md).
 import type { BlockList } from 'node:net'
 import { clientKeyOf } from '../address.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { isBot } from './bots.js'
+import { Breakdowns } from './breakdowns.js'
+import type { CountryOf } from './geo.js'
 import { agentCut } from './user-agent.js'
+import { UNKNOWN_COUNTRY } from './geo.js'
 import { DIRECT, OTHER, referrerHost } from './referrer.js'
 
 export const DAY_MS = 86_400_000
@@ -22,15 +26,6 @@ const FOLD_EVERY = 512
 const MAX_PENDING_HOSTS = 100
 /** Distinct visitors kept between flushes (a long database outage); more are not counted. */
 const MAX_PENDING_VISITORS = 100_000
-/**
- * Distinct (link, day, User-Agent) and (link, day, visitor) entries kept for the breakdowns between
- * flushes; more count under UNKNOWN (device, browser and OS "other", country "unknown"). A batch
- * put back after a failed flush is merged whole, so a long outage may hold up to twice as many.
- */
-const MAX_PENDING_AGENTS = 20_000
-const MAX_PENDING_ADDRESSES = 100_000
-/** The key of visits whose User-Agent or address was not kept: no human has an empty User-Agent. */
-export const UNKNOWN = ''
 /** Entries of the folds' memos (agent → bot?, Referer → host, peer and forwarded → address) before they start afresh. */
 const MEMO_ENTRIES = 20_000
 /** Longer Referers are worked out each time rather than kept (a memo of 16 KiB keys would be large). */
@@ -42,10 +37,8 @@ export interface DayPending {
   referrers: Map<string, number>
   /** human visitors, by visitorKey (their client address); hashed only when written */
   visitors: Set<string>
-  /** human visits by User-Agent (cut to AGENT_CHARS), parsed only when written (breakdowns.ts) */
-  agents: Map<string, number>
-  /** human visits by visitorKey, placed in a country only when written, and never stored */
-  addresses: Map<string, number>
+  /** human visits by device, browser, OS and country, by dimKey (breakdowns.ts): at most a few hundred keys */
+  dims: Map<string, number>
 }
 
 export interface Pending {
@@ -107,16 +100,15 @@ export class VisitTally {
   }
   #visitors = 0
   #visitorsDropped = false
-  /** entries of the days' `agents` and `addresses`, against their caps */
-  #agentsKept = 0
-  #addressesKept = 0
   readonly #stats: boolean
   readonly #trustProxy: BlockList | undefined
+  readonly #breakdowns: Breakdowns
 
-  /** `stats`: per-day statistics (VISIT_STATS); off, only each link's total. */
-  constructor(stats: boolean, trustProxy: BlockList | undefined) {
+  /** `stats`: per-day statistics (VISIT_STATS); off, only each link's total. `countryOf`: without it, every country is "unknown". */
+  constructor(stats: boolean, trustProxy: BlockList | undefined, countryOf: CountryOf = () => UNKNOWN_COUNTRY) {
     this.#stats = stats
     this.#trustProxy = trustProxy
+    this.#breakdowns = new Breakdowns(countryOf)
   }
 
   /** Visits recorded and not yet taken. */
@@ -188,8 +180,10 @@ export class VisitTally {
       if (byForward === undefined) visitors.set(peer, (byForward = new Map()))
       let who = byForward.get(forwarded[i])
       if (who === undefined) byForward.set(forwarded[i], (who = visitorKey(clientAddress(peer, forwarded[i], this.#trustProxy))))
-      this.#countAgent(day, agent!)
-      this.#countAddress(day, who)
+      const dims = day.dims
+      for (const key of this.#breakdowns.agentKeys(agent!)) dims.set(key, (dims.get(key) ?? 0) + 1)
+      const country = this.#breakdowns.countryKey(who)
+      dims.set(country, (dims.get(country) ?? 0) + 1)
       if (day.visitors.has(who)) continue
       if (this.#visitors >= MAX_PENDING_VISITORS) {
         this.#visitorsDropped = true
@@ -200,33 +194,14 @@ export class VisitTally {
     }
   }
 
-  #countAgent(day: DayPending, agent: string): void {
-    const seen = day.agents.get(agent)
-    if (seen !== undefined) day.agents.set(agent, seen + 1)
-    else if (this.#agentsKept < MAX_PENDING_AGENTS) {
-      day.agents.set(agent, 1)
-      this.#agentsKept++
-    } else day.agents.set(UNKNOWN, (day.agents.get(UNKNOWN) ?? 0) + 1)
-  }
-
-  #countAddress(day: DayPending, address: string): void {
-    const seen = day.addresses.get(address)
-    if (seen !== undefined) day.addresses.set(address, seen + 1)
-    else if (this.#addressesKept < MAX_PENDING_ADDRESSES) {
-      day.addresses.set(address, 1)
-      this.#addressesKept++
-    } else day.addresses.set(UNKNOWN, (day.addresses.get(UNKNOWN) ?? 0) + 1)
-  }
-
   /** Everything counted so far (folded first); the tally starts afresh. */
   take(): Taken {
     this.fold()
     const taken = { batch: this.#pending, visitorsDropped: this.#visitorsDropped }
     this.#pending = new Map()
     this.#visitors = 0
-    this.#agentsKept = 0
-    this.#addressesKept = 0
     this.#visitorsDropped = false
+    this.#breakdowns.forgetAddresses()
     return taken
   }
 
@@ -276,8 +251,7 @@ function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy 
       day.humans += d.humans
       day.bots += d.bots
       for (const [host, visits] of d.referrers) day.referrers.set(host, (day.referrers.get(host) ?? 0) + visits)
-      for (const [agent, visits] of d.agents) day.agents.set(agent, (day.agents.get(agent) ?? 0) + visits)
-      for (const [address, visits] of d.addresses) day.addresses.set(address, (day.addresses.get(address) ?? 0) + visits)
+      for (const [key, visits] of d.dims) day.dims.set(key, (day.dims.get(key) ?? 0) + visits)
       for (const who of d.visitors) {
         if (day.visitors.has(who)) continue
         day.visitors.add(who)
@@ -288,7 +262,7 @@ function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy 
   return added
 }
 
-const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), visitors: new Set(), agents: new Map(), addresses: new Map() })
+const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), visitors: new Set(), dims: new Map() })
 
 const countVisitors = (d: DayPending): number => d.visitors.size
 

@@ -12,16 +12,15 @@ import type { Sql } from '../db/types.js'
 import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
 import { settlesWithin } from '../settle.js'
-import { Breakdowns } from './breakdowns.js'
-import { UNKNOWN_COUNTRY, type CountryOf } from './geo.js'
+import { splitDimKey } from './breakdowns.js'
 import { addHash, emptySketch } from './sketch.js'
 import { daySalt, FLUSH_LIMIT_MS, writeVisitFlush, type VisitBatch } from './queries.js'
 import { DAY_MS, merged, VisitTally, type Pending, type Taken, type Visitor } from './visit-tally.js'
 import { TallyThread } from './tally-thread.js'
 
 /**
- * Links per chunk of a flush (writeVisitFlush): one statement's rows (its visitors hashed, its
- * breakdowns worked out), built in slices of SLICE_MS between which redirects are answered; a
+ * Links per chunk of a flush (writeVisitFlush): one statement's rows (its visitors hashed; the
+ * breakdowns come counted from the tally), built in slices of SLICE_MS between which redirects are answered; a
  * flush of 100,000 links is 200 chunks in its one transaction.
  */
 export const FLUSH_CHUNK_LINKS = 500
@@ -33,8 +32,8 @@ export interface VisitOptions {
   /** per-day statistics (VISIT_STATS); off: only each link's total */
   stats: boolean
   trustProxy: BlockList | undefined
-  /** the country of a client address (geo.ts); without it, every country is "unknown" */
-  countryOf?: CountryOf
+  /** the country database (GEO_DB: undefined for the bundled one, "off", or a file; geo.ts), opened by the tally thread */
+  geoDb?: string
   /** the longest a flush may take (FLUSH_LIMIT_MS unless a test shortens it) */
   flushLimitMs?: number
   /** told how long each flush took, and of flushes the database refused */
@@ -58,7 +57,6 @@ interface Unsure {
 
 export class VisitCounter {
   readonly #tally: Tally
-  readonly #breakdowns: Breakdowns
   #unsure: Unsure[] = []
   /** day → salt, as hex (what is hashed) */
   readonly #saltByDay = new Map<string, string>()
@@ -72,9 +70,8 @@ export class VisitCounter {
   ) {
     // Totals alone are a count per link: folded here. Full statistics fold on their own thread.
     this.#tally = options.stats
-      ? new TallyThread(options.trustProxy, (err) => log.error('visit tally thread failed; visits not yet flushed are lost', { err }))
+      ? new TallyThread({ trustProxy: options.trustProxy, geoDb: options.geoDb, log })
       : new VisitTally(false, options.trustProxy)
-    this.#breakdowns = new Breakdowns(options.countryOf ?? (() => UNKNOWN_COUNTRY))
   }
 
   start(): void {
@@ -141,8 +138,6 @@ export class VisitCounter {
         if (fresh !== undefined) this.#tally.putBack(fresh.batch)
         this.log.warn('visit flush failed; keeping the counts for the next one', { err, codes: batch.size })
       }
-    } finally {
-      this.#breakdowns.forgetAddresses()
     }
   }
 
@@ -183,14 +178,14 @@ export class VisitCounter {
           rows.referrers.hosts.push(host)
           rows.referrers.visits.push(visits)
         }
-        for (const [dim, counts] of this.#breakdowns.of(d.agents, d.addresses)) {
-          for (const [value, visits] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-            rows.dims.codes.push(code)
-            rows.dims.days.push(day)
-            rows.dims.dims.push(dim)
-            rows.dims.values.push(value)
-            rows.dims.visits.push(visits)
-          }
+        // Keys sort as (dim, value): the rows go in the order the statement locks them.
+        for (const key of [...d.dims.keys()].sort()) {
+          const [dim, value] = splitDimKey(key)
+          rows.dims.codes.push(code)
+          rows.dims.days.push(day)
+          rows.dims.dims.push(dim)
+          rows.dims.values.push(value)
+          rows.dims.visits.push(d.dims.get(key)!)
         }
         if (d.visitors.size === 0) continue
         // The day's sketch of this batch's visitors; the flush merges it into the stored one.

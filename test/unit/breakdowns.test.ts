@@ -1,12 +1,12 @@
-// The breakdowns' pure parts: User-Agent families (bowser), a record's country in either MMDB
-// shape, the flush's memo, and CSV cells (RFC 4180, OWASP formula escaping).
+// The breakdowns' pure parts: User-Agent families (bowser) and their keys, a record's country in
+// either MMDB shape, the fold's memo, and CSV cells (RFC 4180, OWASP formula escaping).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { csvCell, toCsv, wantsCsv } from '../../src/http/csv.js'
-import { Breakdowns } from '../../src/stats/breakdowns.js'
+import { Breakdowns, dimKey, MAX_PARSES, splitDimKey } from '../../src/stats/breakdowns.js'
 import { countryOfRecord, openCountries } from '../../src/stats/geo.js'
 import { createLogger } from '../../src/log.js'
 import { Memo } from '../../src/stats/memo.js'
@@ -101,17 +101,33 @@ geo('a GEO_DB file that is not a country database leaves every country unknown a
   }
 })
 
-geo('the flush counts each address’s visits under its country and keeps no address once told to forget', () => {
+geo('a visit is counted under its country\'s key; each address is looked up once while remembered, and none is kept once told to forget', () => {
   const asked: string[] = []
   const b = new Breakdowns((a) => (asked.push(a), a.startsWith('8.') ? 'US' : 'unknown'))
-  const out = b.of(new Map([['Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0', 3]]), new Map([['8.8.8.8', 2], ['10.0.0.1', 1]]))
-  assert.equal([...out.get('country')!], [['US', 2], ['unknown', 1]])
-  assert.equal([...out.get('browser')!], [['Firefox', 3]])
-  b.of(new Map(), new Map([['8.8.8.8', 1]]))
+  assert.equal(['8.8.8.8', '10.0.0.1', '8.8.8.8'].map((a) => splitDimKey(b.countryKey(a))), [['country', 'US'], ['country', 'unknown'], ['country', 'US']])
   assert.equal(asked, ['8.8.8.8', '10.0.0.1'], 'looked up once while remembered')
   b.forgetAddresses()
-  b.of(new Map(), new Map([['8.8.8.8', 1]]))
+  b.countryKey('8.8.8.8')
   assert.equal(asked, ['8.8.8.8', '10.0.0.1', '8.8.8.8'])
+})
+
+agents('a User-Agent\'s keys are its device, browser and OS families, the same strings each time', () => {
+  const b = new Breakdowns(() => 'unknown')
+  const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0'
+  assert.equal(b.agentKeys(firefox).map(splitDimKey), [['device', 'desktop'], ['browser', 'Firefox'], ['os', 'Linux']])
+  assert.is(b.agentKeys(firefox), b.agentKeys(firefox), 'remembered')
+  assert.ok([dimKey('os', 'Linux'), dimKey('browser', 'Firefox'), dimKey('device', 'desktop')].sort()[0]!.startsWith('browser\t'), 'keys sort by dimension first')
+})
+
+agents(`past ${MAX_PARSES.toLocaleString('en')} new User-Agents between takes, more count as "other" unparsed; those already parsed keep their families`, () => {
+  const b = new Breakdowns(() => 'unknown')
+  const known = 'Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0'
+  b.agentKeys(known)
+  for (let i = 1; i < MAX_PARSES; i++) b.agentKeys(`${known} build/${i}`)
+  assert.equal(b.agentKeys(`${known} new`).map(splitDimKey), [['device', 'other'], ['browser', 'other'], ['os', 'other']])
+  assert.equal(b.agentKeys(known).map(splitDimKey)[1], ['browser', 'Firefox'])
+  b.forgetAddresses()
+  assert.equal(b.agentKeys(`${known} new`).map(splitDimKey)[1], ['browser', 'Firefox'], 'parsed again after the take')
 })
 
 const memo = suite('flush memo')

@@ -5,6 +5,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parseTrustProxy } from '../../src/config.js'
+import { openCountries } from '../../src/stats/geo.js'
 import { CHUNK_LINKS, TallyThread } from '../../src/stats/tally-thread.js'
 import { DAY_MS, VisitTally, type Pending, type Visitor } from '../../src/stats/visit-tally.js'
 
@@ -21,13 +22,18 @@ function visitOf(i: number): { code: string; visitor: Visitor; at: number } {
   }
 }
 
+/** A log that fails the test at the thread's failure, and one that keeps each failure's error. */
+const failing = { warn: () => {}, error: (_msg: string, fields?: { err?: unknown }) => assert.unreachable(String(fields?.err)) }
+const collecting = (failures: unknown[]) => ({ warn: () => {}, error: (_msg: string, fields?: { err?: unknown }) => void failures.push(fields?.err) })
+
 const total = (batch: ReadonlyMap<string, Pending>) => [...batch.values()].reduce((n, p) => n + p.count, 0)
 const sorted = (batch: ReadonlyMap<string, Pending>) => new Map([...batch].sort(([a], [b]) => (a < b ? -1 : 1)))
 
-test('a take gives back every visit handed on, folded exactly as the tally folds them on the answering thread, each link once', async () => {
+test('a take gives back every visit handed on, folded exactly as the tally folds them on the answering thread (countries too), each link once', async () => {
   for (const trustProxy of [undefined, parseTrustProxy('192.0.2.0/29')]) {
-    const thread = new TallyThread(trustProxy, (err) => assert.unreachable(String(err)))
-    const here = new VisitTally(true, trustProxy)
+    const thread = new TallyThread({ trustProxy, log: failing })
+    // The thread opens the bundled country database (no GEO_DB): the same here.
+    const here = new VisitTally(true, trustProxy, await openCountries(undefined, failing))
     const visits = 1_300 // more than two hand-overs, and the batch in three chunks
     for (let i = 0; i < visits; i++) {
       const { code, visitor, at } = visitOf(i)
@@ -47,7 +53,7 @@ test('a take gives back every visit handed on, folded exactly as the tally folds
 })
 
 test('a batch put back is merged into the next take with the visits since, and waits again', async () => {
-  const thread = new TallyThread(undefined, (err) => assert.unreachable(String(err)))
+  const thread = new TallyThread({ trustProxy: undefined, log: failing })
   const { code, visitor, at } = visitOf(3) // a browser
   thread.record(code, visitor, at)
   thread.record(code, { ...visitor, peer: '192.0.2.200' }, at)
@@ -66,8 +72,8 @@ test('a batch put back is merged into the next take with the visits since, and w
 })
 
 test('a thread that fails is told of, the take waiting on it fails, and counting goes on on a fresh one', async () => {
-  const failures: Error[] = []
-  const thread = new TallyThread(undefined, (err) => failures.push(err))
+  const failures: unknown[] = []
+  const thread = new TallyThread({ trustProxy: undefined, log: collecting(failures) })
   // Not a string: the thread's bot test throws on it, as a bug there would.
   thread.record('AAAAAAAA', { userAgent: 42 as unknown as string, referer: undefined, forwardedFor: undefined, peer: '192.0.2.1' }, DAY)
   await thread.take().then(
@@ -83,8 +89,8 @@ test('a thread that fails is told of, the take waiting on it fails, and counting
 })
 
 test('a batch put back after the thread that gave it failed is sent whole to a fresh one', async () => {
-  const failures: Error[] = []
-  const thread = new TallyThread(undefined, (err) => failures.push(err))
+  const failures: unknown[] = []
+  const thread = new TallyThread({ trustProxy: undefined, log: collecting(failures) })
   const { code, visitor, at } = visitOf(3)
   thread.record(code, visitor, at)
   const taken = await thread.take()
@@ -100,7 +106,7 @@ test('a batch put back after the thread that gave it failed is sent whole to a f
 })
 
 test('the thread starts with the first hand-over and stops once takes have found nothing for its idle time; counting goes on after', async () => {
-  const thread = new TallyThread(undefined, (err) => assert.unreachable(String(err)), 0)
+  const thread = new TallyThread({ trustProxy: undefined, log: failing, idleMs: 0 })
   assert.is(thread.running, false)
   assert.is((await thread.take()).batch.size, 0, 'nothing recorded: no thread needed')
   assert.is(thread.running, false)

@@ -174,15 +174,36 @@ test('past 100,000 distinct visitors waiting, more are not counted as unique, an
   assert.ok(lines.some((l) => l.includes('not counted as unique')), lines.join('\n'))
 })
 
-test('a flush writes human visits by device, browser, OS and country, in the same transaction', async () => {
+const breakdownsOf = (w: Written) => {
+  const [, , dims, values, visits] = paramsOf(w, 'visit_dims') as [string[], string[], string[], string[], number[]]
+  return dims.map((d, i) => `${d}=${values[i]}:${visits[i]}`)
+}
+
+test('a flush writes human visits by device, browser, OS and country (the bundled database, looked up on the tally thread), in the same transaction, in (dim, value) order', async () => {
   const { sql, written } = fakeSql()
-  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined, countryOf: (a) => (a === '192.0.2.1' ? 'NL' : 'unknown') })
-  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }))
+  const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined })
+  counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, '8.8.8.8'))
   counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, '192.0.2.2'))
-  counter.record('AAAAAAAA', request({ 'user-agent': 'Googlebot/2.1' }))
+  counter.record('AAAAAAAA', request({ 'user-agent': 'Googlebot/2.1' }, '8.8.8.8'))
   await counter.flush()
-  const [, , dims, values, visits] = paramsOf(written, 'visit_dims') as [string[], string[], string[], string[], number[]]
-  assert.equal(dims.map((d, i) => `${d}=${values[i]}:${visits[i]}`), ['device=desktop:2', 'browser=Firefox:2', 'os=Linux:2', 'country=NL:1', 'country=unknown:1'])
+  await counter.stop()
+  assert.equal(breakdownsOf(written), ['browser=Firefox:2', 'country=US:1', 'country=unknown:1', 'device=desktop:2', 'os=Linux:2'])
+})
+
+test('GEO_DB=off leaves every country unknown; a GEO_DB file that cannot be read does too, and the tally thread\'s warning reaches the log', async () => {
+  for (const geoDb of ['off', '/nonexistent/GeoLite2-Country.mmdb']) {
+    const lines: string[] = []
+    const log = createLogger('warn', (t) => lines.push(t))
+    const { sql, written } = fakeSql()
+    const counter = new VisitCounter(sql, log, { flushMs: 1_000, stats: true, trustProxy: undefined, geoDb })
+    counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, '8.8.8.8'))
+    await counter.flush()
+    await counter.stop()
+    assert.ok(breakdownsOf(written).includes('country=unknown:1'), geoDb)
+    log.flush()
+    const warned = lines.some((l) => l.includes('country database cannot be read') && l.includes(geoDb))
+    assert.is(warned, geoDb !== 'off', lines.join('\n'))
+  }
 })
 
 // Issue 22: a flush of many links leaves the event loop free between chunks of FLUSH_CHUNK_LINKS
