@@ -7,7 +7,7 @@ import type { Sql, Tx } from '../db/types.js'
 import { queueClicks, type Clicks } from './clicks.js'
 import type { Dimension } from './breakdowns.js'
 import { DIRECT, OTHER } from './referrer.js'
-import { emptySketch, estimate, mergeSketch } from './sketch.js'
+import { applyRegisters, emptySketch, estimate } from './sketch.js'
 
 /** Referrer hosts kept per link and day; the rest count as "other". */
 export const MAX_REFERRER_HOSTS = 20
@@ -18,8 +18,8 @@ export interface VisitBatch {
   links: { codes: string[]; counts: number[]; lastAt: string[] }
   days: { codes: string[]; days: string[]; humans: number[]; bots: number[] }
   referrers: { codes: string[]; days: string[]; hosts: string[]; visits: number[] }
-  /** hex sketches of the day's human visitors (sketch.ts), merged into the stored ones */
-  sketches: { codes: string[]; days: string[]; sketches: string[] }
+  /** the day's human visitors as sketch registers (sketch.ts registerOf), applied to the stored sketches */
+  sketches: { codes: string[]; days: string[]; registers: Uint16Array[] }
   /** human visits by device, browser, OS and country (breakdowns.ts) */
   dims: { codes: string[]; days: string[]; dims: string[]; values: string[]; visits: number[] }
 }
@@ -125,12 +125,12 @@ async function writeVisitBatch(tx: Tx, b: VisitBatch): Promise<void> {
     select d.code, d.day::text as day, d.sketch from visit_days d
     join unnest(${k.codes}::text[], ${k.days}::date[]) as v(code, day) on d.code = v.code and d.day = v.day`
   const byKey = new Map(stored.map((r) => [`${r.code} ${r.day}`, r.sketch]))
-  const changed: VisitBatch['sketches'] = { codes: [], days: [], sketches: [] }
+  const changed = { codes: [] as string[], days: [] as string[], sketches: [] as string[] }
   for (let i = 0; i < k.codes.length; i++) {
     const key = `${k.codes[i]} ${k.days[i]}`
     if (!byKey.has(key)) continue // a deleted link
     const into = new Uint8Array(byKey.get(key) ?? emptySketch())
-    if (!mergeSketch(into, Buffer.from(k.sketches[i]!, 'hex'))) continue
+    if (!applyRegisters(into, k.registers[i]!)) continue
     changed.codes.push(k.codes[i]!)
     changed.days.push(k.days[i]!)
     changed.sketches.push(Buffer.from(into).toString('hex'))

@@ -2,7 +2,8 @@
 // thread only appends each visit's strings to flat arrays and hands them on every SEND_EVERY
 // visits; the fold (classifying, parsing the User-Agents' families, placing addresses in their
 // countries, counting per link and day: the most of what full statistics cost a redirect) runs on
-// the other thread, which opens the country database itself. A flush takes the counts back in chunks
+// the other thread, which opens the country database itself; a take brings the salts of the days
+// recorded since the last, so the visitors come back hashed (sketch registers, no address). A flush takes the counts back in chunks
 // of CHUNK_LINKS links, each asked for when the last is in, so that no message holds the event
 // loop long. The thread keeps the batch it last gave until the next take: a failed flush puts it
 // back there by a word (`putBack`), never by sending it again. Only when the thread is
@@ -13,7 +14,7 @@
 import type { BlockList } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import { type LogFields, type Logger } from '../log.js'
-import { appendVisit, noVisits, type Pending, type RawVisits, type Taken, type Visitor } from './visit-tally.js'
+import { appendVisit, DAY_MS, noVisits, type Pending, type RawVisits, type Taken, type Visitor } from './visit-tally.js'
 
 /** Visits appended here before they are handed on: one message's serialisation per this many. */
 const SEND_EVERY = 512
@@ -31,7 +32,8 @@ const WORKER_URL = new URL('./tally-worker.js', import.meta.url)
 /** What the tally thread is told. */
 export type ToTally =
   | { kind: 'visits'; visits: RawVisits }
-  | { kind: 'take' }
+  /** `salts`: the visitors of these days (by day number) come hashed */
+  | { kind: 'take'; salts: ReadonlyMap<number, string> | undefined }
   | { kind: 'more' }
   /** the batch the thread last gave goes back into what is pending; or `batch`, when another thread gave it */
   | { kind: 'back'; batch?: Map<string, Pending> }
@@ -88,6 +90,9 @@ export class TallyThread {
   #behindChars = 0
   #seenFolded = 0
   #raw = noVisits()
+  /** the days of the visits recorded since the last take, and the last one added */
+  #days = new Set<number>()
+  #lastDay = -1
   #waiting = 0
   #taking: Taking | undefined
   /** the thread that gave the last batch (it keeps a copy of it for `putBack`) */
@@ -134,6 +139,8 @@ export class TallyThread {
   /** A visit at `atMs`. The hot path: appends, nothing else. */
   record(code: string, visitor: Visitor, atMs: number): void {
     appendVisit(this.#raw, code, visitor, atMs, true, this.#trustProxy)
+    const day = Math.floor(atMs / DAY_MS)
+    if (day !== this.#lastDay) this.#days.add((this.#lastDay = day))
     this.#waiting++
     if (this.#raw.codes.length >= SEND_EVERY) this.#send()
   }
@@ -157,17 +164,27 @@ export class TallyThread {
     this.#raw = noVisits()
   }
 
-  /** Everything counted so far; the thread starts afresh. One take at a time (flushes never overlap). */
-  take(): Promise<Taken> {
+  /** The days of the visits recorded since the last take. */
+  days(): Iterable<number> {
+    return [...this.#days]
+  }
+
+  /**
+   * Everything counted so far; the thread starts afresh. The visitors of the days in `salts` come
+   * hashed, by the thread. One take at a time (flushes never overlap).
+   */
+  take(salts?: ReadonlyMap<number, string>): Promise<Taken> {
     if (this.#taking !== undefined) return Promise.reject(new Error('a take is already in progress'))
     this.#send()
+    this.#days = new Set()
+    this.#lastDay = -1
     const worker = this.#worker
     if (worker === undefined) return Promise.resolve({ batch: new Map(), visitorsDropped: false })
     return new Promise<Taken>((resolve, reject) => {
       this.#taking = { batch: new Map(), visits: 0, sent: this.#sent, resolve, reject }
       // Kept alive while it owes an answer; idle, it never holds the process open.
       worker.ref()
-      worker.postMessage({ kind: 'take' } satisfies ToTally)
+      worker.postMessage({ kind: 'take', salts } satisfies ToTally)
     })
   }
 

@@ -1,7 +1,8 @@
 // The tally thread (tally-thread.ts): folds the raw visits it is sent into a VisitTally, and
 // answers a take with the batch in chunks, the next chunk when it is asked for. It keeps the batch
 // it last gave until the next take, for a `back` (a flush that surely failed). The country
-// database is opened here: only this thread looks addresses up for the statistics.
+// database is opened here: only this thread looks addresses up for the statistics; and a take
+// that brings its days' salts gets the visitors hashed here, as sketch registers.
 import { parentPort, workerData } from 'node:worker_threads'
 import { plainFields } from '../log.js'
 import { openCountries } from './geo.js'
@@ -34,7 +35,7 @@ port.on('message', (m: ToTally) => {
       Atomics.notify(foldedCount, 0)
       break
     case 'take':
-      taken = tally.take()
+      taken = tally.take(m.salts)
       giving = [...taken.batch]
       given = 0
       giveChunk()

@@ -15,6 +15,7 @@ import type { CountryOf } from './geo.js'
 import { agentCut } from './user-agent.js'
 import { UNKNOWN_COUNTRY } from './geo.js'
 import { DIRECT, OTHER, referrerHost } from './referrer.js'
+import { visitorRegister } from './sketch.js'
 
 export const DAY_MS = 86_400_000
 /**
@@ -35,8 +36,10 @@ export interface DayPending {
   humans: number
   bots: number
   referrers: Map<string, number>
-  /** human visitors, by visitorKey (their client address); hashed only when written */
+  /** human visitors, by visitorKey (their client address), not yet hashed */
   visitors: Set<string>
+  /** human visitors already hashed under their day's salt, as sketch registers (sketch.ts visitorRegister); a take given the salt turns `visitors` into these */
+  registers: Uint16Array
   /** human visits by device, browser, OS and country, by dimKey (breakdowns.ts): at most a few hundred keys */
   dims: Map<string, number>
 }
@@ -194,9 +197,23 @@ export class VisitTally {
     }
   }
 
-  /** Everything counted so far (folded first); the tally starts afresh. */
-  take(): Taken {
+  /**
+   * Everything counted so far (folded first); the tally starts afresh. The visitors of the days
+   * whose salt is in `salts` (by day number) come hashed, as registers: off the answering thread
+   * when this tally is the tally thread's.
+   */
+  take(salts?: ReadonlyMap<number, string>): Taken {
     this.fold()
+    if (salts !== undefined && salts.size > 0) {
+      for (const [code, p] of this.#pending) {
+        for (const [dayNumber, d] of p.days) {
+          const salt = salts.get(dayNumber)
+          if (salt === undefined || d.visitors.size === 0) continue
+          d.registers = dayRegisters(code, d, salt)
+          d.visitors = new Set()
+        }
+      }
+    }
     const taken = { batch: this.#pending, visitorsDropped: this.#visitorsDropped }
     this.#pending = new Map()
     this.#visitors = 0
@@ -252,6 +269,7 @@ function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy 
       day.bots += d.bots
       for (const [host, visits] of d.referrers) day.referrers.set(host, (day.referrers.get(host) ?? 0) + visits)
       for (const [key, visits] of d.dims) day.dims.set(key, (day.dims.get(key) ?? 0) + visits)
+      if (d.registers.length > 0) day.registers = joined(day.registers, d.registers)
       for (const who of d.visitors) {
         if (day.visitors.has(who)) continue
         day.visitors.add(who)
@@ -262,7 +280,27 @@ function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy 
   return added
 }
 
-const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), visitors: new Set(), dims: new Map() })
+const NO_REGISTERS = new Uint16Array(0)
+const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), visitors: new Set(), registers: NO_REGISTERS, dims: new Map() })
+
+/** A day's visitors as registers: those hashed already, and the rest hashed under `salt`. Reads `d`, never changes it. */
+export function dayRegisters(code: string, d: DayPending, salt: string): Uint16Array {
+  if (d.visitors.size === 0) return d.registers
+  const out = new Uint16Array(d.registers.length + d.visitors.size)
+  out.set(d.registers)
+  let i = d.registers.length
+  for (const who of d.visitors) out[i++] = visitorRegister(salt, code, who)
+  return out
+}
+
+/** Two arrays of registers as one, new (neither is ever changed in place: batches share them). */
+function joined(a: Uint16Array, b: Uint16Array): Uint16Array {
+  if (a.length === 0) return b
+  const out = new Uint16Array(a.length + b.length)
+  out.set(a)
+  out.set(b, a.length)
+  return out
+}
 
 const countVisitors = (d: DayPending): number => d.visitors.size
 

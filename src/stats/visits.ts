@@ -5,7 +5,7 @@
 // back for the next one; one that may have committed (it failed at the COMMIT) is tried again
 // under the same id, which the database remembers: nothing is counted twice. A crash loses at
 // most one interval.
-import { hash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { BlockList } from 'node:net'
 import { isConnectionError } from '../db/errors.js'
 import type { Sql } from '../db/types.js'
@@ -13,9 +13,8 @@ import type { Logger } from '../log.js'
 import type { Metrics } from '../metrics.js'
 import { settlesWithin } from '../settle.js'
 import { splitDimKey } from './breakdowns.js'
-import { addHash, emptySketch } from './sketch.js'
 import { daySalt, FLUSH_LIMIT_MS, writeVisitFlush, type VisitBatch } from './queries.js'
-import { DAY_MS, merged, VisitTally, type Pending, type Taken, type Visitor } from './visit-tally.js'
+import { DAY_MS, dayRegisters, merged, VisitTally, type Pending, type Taken, type Visitor } from './visit-tally.js'
 import { TallyThread } from './tally-thread.js'
 
 /**
@@ -44,7 +43,9 @@ export interface VisitOptions {
 interface Tally {
   readonly waiting: number
   record(code: string, visitor: Visitor, atMs: number): void
-  take(): Taken | Promise<Taken>
+  /** the days of the visits recorded since the last take (a thread that hashes visitors wants their salts) */
+  days?(): Iterable<number>
+  take(salts?: ReadonlyMap<number, string>): Taken | Promise<Taken>
   putBack(batch: Map<string, Pending>): void
   close?(): Promise<void>
 }
@@ -104,7 +105,10 @@ export class VisitCounter {
   }
 
   async #write(): Promise<void> {
-    const { batch, visitorsDropped } = await this.#tally.take()
+    // The tally thread hashes the visitors of the days whose salts it is given; without them (the
+    // database cannot be reached) they are hashed here, below, once the salts can be read.
+    const given = await this.#saltsOf(this.#tally.days?.() ?? []).catch(() => undefined)
+    const { batch, visitorsDropped } = await this.#tally.take(given)
     if (visitorsDropped) this.log.warn('too many visitors waited for a flush; some were not counted as unique')
     const fresh = batch.size === 0 ? undefined : { id: randomUUID(), batch }
     const attempt = fresh === undefined ? this.#unsure : [...this.#unsure, fresh]
@@ -148,15 +152,15 @@ export class VisitCounter {
   }
 
   /**
-   * These links' rows, in code then day order; visitors hashed under their day's salt into
-   * sketches. Every SLICE_MS of it the event loop turns, so redirects are answered in between.
+   * These links' rows, in code then day order; visitors as sketch registers (those the tally did
+   * not hash, hashed here under their day's salt). Every SLICE_MS of it the event loop turns, so redirects are answered in between.
    */
   async #toRows(codes: readonly string[], batch: ReadonlyMap<string, Pending>, salts: ReadonlyMap<number, string>): Promise<VisitBatch> {
     const rows: VisitBatch = {
       links: { codes: [], counts: [], lastAt: [] },
       days: { codes: [], days: [], humans: [], bots: [] },
       referrers: { codes: [], days: [], hosts: [], visits: [] },
-      sketches: { codes: [], days: [], sketches: [] },
+      sketches: { codes: [], days: [], registers: [] },
       dims: { codes: [], days: [], dims: [], values: [], visits: [] },
     }
     const slice = slices()
@@ -187,24 +191,25 @@ export class VisitCounter {
           rows.dims.values.push(value)
           rows.dims.visits.push(d.dims.get(key)!)
         }
-        if (d.visitors.size === 0) continue
-        // The day's sketch of this batch's visitors; the flush merges it into the stored one.
-        const salt = salts.get(dayNumber)!
-        const sketch = emptySketch()
-        for (const who of d.visitors) {
-          // SHA-256 of secret salt, code and visitor (the salt first and of fixed length, so no
-          // input can pass for another): a link's registers say nothing of another's.
-          addHash(sketch, hash('sha256', `${salt}\n${code}\n${who}`, 'buffer') as unknown as Buffer)
-        }
+        // The day's visitors in this batch, as registers; the flush applies them to the stored sketch.
+        const registers = d.visitors.size === 0 ? d.registers : dayRegisters(code, d, salts.get(dayNumber)!)
+        if (registers.length === 0) continue
         rows.sketches.codes.push(code)
         rows.sketches.days.push(day)
-        rows.sketches.sketches.push(Buffer.from(sketch).toString('hex'))
+        rows.sketches.registers.push(registers)
       }
     }
     return rows
   }
 
-  /** The salts of the days that have visitors in these batches, by day number. */
+  /** The salts of these days, by day number. */
+  async #saltsOf(days: Iterable<number>): Promise<Map<number, string>> {
+    const salts = new Map<number, string>()
+    for (const dayNumber of days) salts.set(dayNumber, await this.#salt(dateOf(dayNumber)))
+    return salts
+  }
+
+  /** The salts of the days that have visitors not yet hashed in these batches, by day number. */
   async #salts(batches: ReadonlyArray<Unsure>): Promise<Map<number, string>> {
     const salts = new Map<number, string>()
     const slice = slices()

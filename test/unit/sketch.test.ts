@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { addHash, emptySketch, estimate, mergeSketch, SKETCH_BYTES, STANDARD_ERROR } from '../../src/stats/sketch.js'
+import { addHash, applyRegisters, emptySketch, estimate, mergeSketch, registerOf, SKETCH_BYTES, STANDARD_ERROR, visitorRegister } from '../../src/stats/sketch.js'
 
 const h = (key: string) => createHash('sha256').update(key).digest()
 
@@ -31,6 +31,28 @@ test('adding a key again changes nothing; a merge is the union of two sketches',
   assert.not.ok(mergeSketch(a, b), 'merging again changes nothing')
   assert.ok(Math.abs(estimate(a) - 3_000) / 3_000 < 3 * STANDARD_ERROR)
   assert.is(a.length, SKETCH_BYTES)
+})
+
+test('registers are what a hash does to a sketch: applied, they make the sketch addHash makes; applied again, nothing changes', () => {
+  const byHash = emptySketch()
+  const registers = new Uint16Array(5_000)
+  for (let i = 0; i < registers.length; i++) {
+    addHash(byHash, h(`r${i}`))
+    registers[i] = registerOf(h(`r${i}`))
+  }
+  const byRegisters = emptySketch()
+  assert.ok(applyRegisters(byRegisters, registers))
+  assert.equal(byRegisters, byHash)
+  assert.not.ok(applyRegisters(byRegisters, registers), 'applying them again changes nothing')
+  assert.ok(registers.every((r) => r >>> 6 < SKETCH_BYTES && (r & 63) >= 1), 'each names a register and a rank of at least 1')
+})
+
+test('a visitor\'s register depends on the salt and the code: one link\'s sketch says nothing of another\'s', () => {
+  const salt = 'ab'.repeat(32)
+  assert.is(visitorRegister(salt, 'AAAAAAAA', '192.0.2.1'), registerOf(createHash('sha256').update(`${salt}\nAAAAAAAA\n192.0.2.1`).digest()))
+  const many = (s: string, code: string) => Array.from({ length: 64 }, (_, i) => visitorRegister(s, code, `192.0.2.${i}`))
+  assert.not.equal(many(salt, 'AAAAAAAA'), many(salt, 'BBBBBBBB'))
+  assert.not.equal(many(salt, 'AAAAAAAA'), many('cd'.repeat(32), 'AAAAAAAA'))
 })
 
 test.run()

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert'
 import { parseTrustProxy } from '../../src/config.js'
 import { openCountries } from '../../src/stats/geo.js'
 import { CHUNK_LINKS, TallyThread } from '../../src/stats/tally-thread.js'
-import { DAY_MS, VisitTally, type Pending, type Visitor } from '../../src/stats/visit-tally.js'
+import { DAY_MS, dayRegisters, VisitTally, type Pending, type Visitor } from '../../src/stats/visit-tally.js'
 
 const test = suite('tally thread')
 const DAY = 20_000 * DAY_MS // a UTC midnight
@@ -50,6 +50,34 @@ test('a take gives back every visit handed on, folded exactly as the tally folds
     assert.is((await thread.take()).batch.size, 0, 'taken once')
     await thread.close()
   }
+})
+
+test('a take given the salts of its days hashes their visitors on the thread: registers, as the flush would make them here, and no address', async () => {
+  const thread = new TallyThread({ trustProxy: undefined, log: failing })
+  const here = new VisitTally(true, undefined)
+  for (let i = 0; i < 700; i++) {
+    const { code, visitor, at } = visitOf(i)
+    thread.record(code, visitor, at)
+    here.record(code, visitor, at)
+  }
+  const days = [...thread.days()].sort()
+  assert.equal(days, [20_000, 20_001], 'the days of the visits recorded')
+  const salts = new Map([[20_000, 'a'.repeat(64)]]) // the second day's salt is not given: its visitors stay as they are
+  const taken = (await thread.take(salts)).batch
+  assert.equal([...thread.days()], [], 'a take starts the days afresh')
+  let hashed = 0
+  for (const [code, p] of here.take().batch) {
+    for (const [dayNumber, d] of p.days) {
+      const got = taken.get(code)!.days.get(dayNumber)!
+      if (dayNumber === 20_000 && d.visitors.size > 0) {
+        assert.equal(got.registers, dayRegisters(code, d, salts.get(20_000)!), code)
+        assert.is(got.visitors.size, 0, 'no address comes back')
+        hashed++
+      } else assert.equal(got.visitors, d.visitors)
+    }
+  }
+  assert.ok(hashed > 100, `${hashed} link-days hashed`)
+  await thread.close()
 })
 
 test('a batch put back is merged into the next take with the visits since, and waits again', async () => {

@@ -19,11 +19,11 @@ interface Written {
  * A tagged-template stand-in for postgres.js: records each statement, answers salts and flush ids,
  * can fail; `overSocket`: each answer comes in a later turn of the event loop, as a database's does.
  */
-function fakeSql(fail = () => false, overSocket = false): { sql: Sql; written: Written } {
+function fakeSql(fail = () => false, overSocket = false, saltFails = () => false): { sql: Sql; written: Written } {
   const written: Written = { statements: [], params: [] }
   const answer = (strings: TemplateStringsArray, ...params: unknown[]) => {
     const text = strings.join('?').replace(/\s+/g, ' ').trim()
-    if (text.includes('visit_salts')) return Promise.resolve([{ salt: Buffer.alloc(32, 7) }])
+    if (text.includes('visit_salts')) return saltFails() ? Promise.reject(new Error('connection lost')) : Promise.resolve([{ salt: Buffer.alloc(32, 7) }])
     // The flush's own time limits (set_config): settings, not writes.
     if (text.includes('set_config')) return Promise.resolve([])
     // Every flush id is new to it.
@@ -88,6 +88,20 @@ test('a flush writes the totals, per-day humans and bots, referrer hosts and a s
   written.statements.length = 0
   await counter.flush()
   assert.is(written.statements.length, 0, 'nothing new: nothing written')
+})
+
+test('visitors whose salt could not be read before the take are hashed by the flush once it can: the same sketch', async () => {
+  const uniques: Array<Record<string, number>> = []
+  for (const failFirst of [false, true]) {
+    let saltReads = 0
+    const { sql, written } = fakeSql(undefined, false, () => failFirst && saltReads++ === 0)
+    const counter = new VisitCounter(sql, quiet, { flushMs: 1_000, stats: true, trustProxy: undefined })
+    for (const peer of ['192.0.2.1', '192.0.2.2', '192.0.2.1']) counter.record('AAAAAAAA', request({ 'user-agent': FIREFOX }, peer))
+    await counter.flush()
+    await counter.stop()
+    uniques.push(uniquesOf(written))
+  }
+  assert.equal(uniques, [{ AAAAAAAA: 2 }, { AAAAAAAA: 2 }])
 })
 
 test('with VISIT_STATS=off only the totals are written (and their link.clicked events, without the split)', async () => {

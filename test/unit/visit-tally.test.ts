@@ -4,6 +4,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parseTrustProxy } from '../../src/config.js'
 import { splitDimKey } from '../../src/stats/breakdowns.js'
+import { applyRegisters, emptySketch, estimate } from '../../src/stats/sketch.js'
 import { appendVisit, DAY_MS, noVisits, VisitTally, type Visitor } from '../../src/stats/visit-tally.js'
 
 const test = suite('visit tally')
@@ -80,6 +81,25 @@ test('a batch put back merges with what was counted since, visitors once', () =>
   const day = a.days.get(20_000)!
   assert.is(day.humans, 3)
   assert.equal([...day.visitors.keys()].sort(), ['192.0.2.1', '192.0.2.2'])
+})
+
+test('a take given its day\'s salt hands the visitors over hashed; put back, they merge with the visitors since, and the sketch counts each once', () => {
+  const salts = new Map([[20_000, 'f'.repeat(64)]])
+  const tally = new VisitTally(true, undefined)
+  tally.record('AAAAAAAA', visitor(), DAY)
+  tally.record('AAAAAAAA', visitor({ peer: '192.0.2.2' }), DAY)
+  const { batch } = tally.take(salts)
+  const first = batch.get('AAAAAAAA')!.days.get(20_000)!
+  assert.is(first.visitors.size, 0)
+  assert.is(first.registers.length, 2)
+  tally.putBack(batch)
+  tally.record('AAAAAAAA', visitor(), DAY + 1) // seen before the put-back
+  tally.record('AAAAAAAA', visitor({ peer: '192.0.2.3' }), DAY + 2)
+  const day = tally.take(salts).batch.get('AAAAAAAA')!.days.get(20_000)!
+  const sketch = emptySketch()
+  applyRegisters(sketch, day.registers)
+  assert.is(Math.round(estimate(sketch)), 3)
+  assert.is(day.humans, 4)
 })
 
 test('the breakdowns count human visits by device, browser, OS and country as they are folded; bots are not in them', () => {
