@@ -41,12 +41,13 @@ export const WHY = {
     'waits for the next take (the p99 row). The ratio follows how much CPU PostgreSQL gets: 0.90 (0.89-0.97) ' +
     'in the run at 82e63d7, 0.62 (0.55-0.80) at 2655240 on a machine whose node:http ceiling was 29% slower.',
   statsRatio:
-    'Issue 10\'s target, measured with browser-like requests: each flush classifies the user agents (memoized ' +
-    'per string), takes the referrer host, hashes each new visitor of the day (SHA-256) and writes three more ' +
-    'tables (visit_days, visit_referrers, visit_hashes) than the totals. docs/profile.md ("cold redirect") ' +
-    'shows the cost: visits.js, stats-queries.js and the driver\'s array serialization are the service\'s ' +
-    'largest own costs. VISIT_STATS=off gives the throughput back to an operator who does not want the ' +
-    'statistics.',
+    'Issue 10\'s target, measured with browser-like requests. Since 2026-12-07 the tally thread classifies the ' +
+    'agents, parses their families, places addresses in countries and hashes the visitors (docs/decisions.md), ' +
+    'so the answering thread only appends each visit and, at each flush, receives the counts, builds the rows ' +
+    'and has the driver serialize them; PostgreSQL writes four more tables (visit_days, visit_referrers, ' +
+    'visit_dims, the sketches) than the totals, on the cores wrk and the service use. A run below target is ' +
+    'that work on a loaded machine; VISIT_STATS=off gives the throughput back to an operator who does not ' +
+    'want the statistics.',
   statsCeiling:
     'Mostly not the statistics: on ÷ off (two rows below) has been 0.86-0.94. Since 2026-11-29 the fold runs on a ' +
     'thread of its own (docs/decisions.md): in profiles of this point the answering thread gave it 7.9% of its busy ' +
@@ -66,9 +67,21 @@ export const WHY = {
     'of the ceiling), and was not kept. What is left is what full statistics are: a few look-ups per visit ' +
     'into tables as many as the links visited, on the two cores wrk also uses.',
   p99:
-    'The flush\'s pause: once a VISIT_FLUSH_MS the event loop builds and sends the batch and collects its ' +
-    'garbage, a few milliseconds during which 8 connections wait; that is more than 1% of a second. In the ' +
-    'experiment without visit recording, p99 was the ceiling\'s.',
+    'The flush\'s pause, and the other threads\' turns: once a VISIT_FLUSH_MS the event loop receives the ' +
+    'counts from the tally thread (chunks of 100 links), sorts the codes, builds the rows, has the driver ' +
+    'serialize them and collects the garbage, a few milliseconds during which 8 connections wait; that is ' +
+    'more than 1% of a second. The tally thread, the log thread and PostgreSQL also take turns on the two ' +
+    'cores wrk uses. In the experiment without visit recording, p99 was the ceiling\'s.',
+  burst:
+    'As in the storm row: the 60 logins\' argon2id derivations keep both KDF threads at a full core each for ' +
+    'the burst\'s whole length (its slowest login, about 10 s), so the event loop answers redirects in the ' +
+    'share of the cores the scheduler leaves it and wrk. The event loop itself is not held (the slowest ' +
+    'redirect stays far under 1 s: its row). KDF_THREADS=1 trades login throughput for redirect latency.',
+  unknown:
+    'Noise, and the negative entries\' expiry: each unknown code is read from the database once per ' +
+    'NEGATIVE_CACHE_MS (5 s), so over a 10 s round the 1,000 codes are read about twice, each in a batched ' +
+    'primary-key read, where the hot redirect reads nothing. The ratio has swung from 0.81 to 1.20 across runs ' +
+    'of the same code path (1.10 at c3838ad).',
   storm:
     'Two argon2id threads at full speed on two cores leave the event loop a share of a core: the p99 is the ' +
     'scheduler\'s, not the event loop\'s (it is held in the burst row). KDF_THREADS=1 trades login throughput ' +

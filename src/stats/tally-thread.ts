@@ -2,15 +2,15 @@
 // thread only appends each visit's strings to flat arrays and hands them on every SEND_EVERY
 // visits; the fold (classifying, parsing the User-Agents' families, placing addresses in their
 // countries, counting per link and day: the most of what full statistics cost a redirect) runs on
-// the other thread, which opens the country database itself; a take brings the salts of the days
-// recorded since the last, so the visitors come back hashed (sketch registers, no address). A flush takes the counts back in chunks
-// of CHUNK_LINKS links, each asked for when the last is in, so that no message holds the event
-// loop long. The thread keeps the batch it last gave until the next take: a failed flush puts it
-// back there by a word (`putBack`), never by sending it again. Only when the thread is
-// MAX_BEHIND messages or MAX_BEHIND_CHARS of header text behind (starved of CPU for seconds) does
-// the next hand-over wait for it: what waits is bounded, as it was when the fold ran here. The
-// thread starts with the first hand-over and stops after `idleMs` of flushes that found nothing
-// (it is about 9 MB of memory): a service nobody visits does not carry it.
+// the other thread, which opens the country database itself. A take brings the salts of the days
+// recorded since the last, so the visitors come back hashed (sketch registers, no address). A
+// flush takes the counts back in chunks of CHUNK_LINKS links, each asked for when the last is in,
+// so that no message holds the event loop long. The thread keeps the batch it last gave until the
+// next take: a failed flush puts it back there by a word (`putBack`), never by sending it again.
+// Only when the thread is MAX_BEHIND messages or MAX_BEHIND_CHARS of header text behind (starved
+// of CPU for seconds) does the next hand-over wait for it: what waits is bounded, as it was when
+// the fold ran here. The thread starts with the first hand-over and stops after `idleMs` of
+// flushes that found nothing (it is about 9 MB of memory): a service nobody visits does not carry it.
 import type { BlockList } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import { type LogFields, type Logger } from '../log.js'

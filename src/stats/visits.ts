@@ -18,9 +18,9 @@ import { DAY_MS, dayRegisters, merged, VisitTally, type Pending, type Taken, typ
 import { TallyThread } from './tally-thread.js'
 
 /**
- * Links per chunk of a flush (writeVisitFlush): one statement's rows (its visitors hashed; the
- * breakdowns come counted from the tally), built in slices of SLICE_MS between which redirects are answered; a
- * flush of 100,000 links is 200 chunks in its one transaction.
+ * Links per chunk of a flush (writeVisitFlush): one statement's rows (the tally counted the
+ * breakdowns and mostly hashed the visitors), built in slices of SLICE_MS between which redirects
+ * are answered; a flush of 100,000 links is 200 chunks in its one transaction.
  */
 export const FLUSH_CHUNK_LINKS = 500
 /** How long building a chunk's rows runs before it lets the event loop turn: about a cached redirect's p99 alone. */
