@@ -28,8 +28,9 @@ const unknown: CountryOf = () => UNKNOWN_COUNTRY
 
 /**
  * GEO_DB: undefined for the bundled database, "off", or a file. A database that cannot be read
- * leaves every country unknown. The file (8 MB for the bundled one) is read at the first lookup,
- * in the first flush with a human visit: an idle service does not hold it.
+ * leaves every country unknown. The file (8 MB for the bundled one) is read at the first lookup:
+ * by the tally thread at its first human visit, by the answering thread at a rule's first
+ * country; an idle service does not hold it.
  */
 export async function openCountries(setting: string | undefined, log: Pick<Logger, 'warn'>): Promise<CountryOf> {
   if (setting === 'off') return unknown

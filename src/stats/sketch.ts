@@ -52,6 +52,28 @@ export function applyRegisters(sketch: Uint8Array, registers: ArrayLike<number>)
 }
 
 /**
+ * Two arrays of registers as one, new (neither is changed: batches share them). Past SKETCH_BYTES
+ * entries only each register's highest rank is kept, so a link-day's registers never outgrow a
+ * sketch, however many flushes a long database outage puts back into one another.
+ */
+export function unionRegisters(a: Uint16Array, b: Uint16Array): Uint16Array {
+  if (a.length === 0) return b
+  if (b.length === 0) return a
+  if (a.length + b.length <= SKETCH_BYTES) {
+    const out = new Uint16Array(a.length + b.length)
+    out.set(a)
+    out.set(b, a.length)
+    return out
+  }
+  const sketch = emptySketch()
+  applyRegisters(sketch, a)
+  applyRegisters(sketch, b)
+  const out: number[] = []
+  for (let i = 0; i < SKETCH_BYTES; i++) if (sketch[i]! > 0) out.push((i << 6) | sketch[i]!)
+  return Uint16Array.from(out)
+}
+
+/**
  * A day's visitor of a link, as a register of its sketch: SHA-256 of the day's secret salt, the
  * code and the visitor (the salt first and of fixed length, so no input can pass for another), so
  * a link's registers say nothing of another's, and nothing of a visitor once the salt is gone.

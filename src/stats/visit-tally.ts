@@ -11,11 +11,10 @@ import { clientKeyOf } from '../address.js'
 import { clientAddress } from '../ratelimit/client-ip.js'
 import { isBot } from './bots.js'
 import { Breakdowns } from './breakdowns.js'
-import type { CountryOf } from './geo.js'
+import { UNKNOWN_COUNTRY, type CountryOf } from './geo.js'
 import { agentCut } from './user-agent.js'
-import { UNKNOWN_COUNTRY } from './geo.js'
 import { DIRECT, OTHER, referrerHost } from './referrer.js'
-import { visitorRegister } from './sketch.js'
+import { unionRegisters, visitorRegister } from './sketch.js'
 
 export const DAY_MS = 86_400_000
 /**
@@ -269,7 +268,7 @@ function mergeInto(into: Map<string, Pending>, from: Map<string, Pending>, copy 
       day.bots += d.bots
       for (const [host, visits] of d.referrers) day.referrers.set(host, (day.referrers.get(host) ?? 0) + visits)
       for (const [key, visits] of d.dims) day.dims.set(key, (day.dims.get(key) ?? 0) + visits)
-      if (d.registers.length > 0) day.registers = joined(day.registers, d.registers)
+      day.registers = unionRegisters(day.registers, d.registers)
       for (const who of d.visitors) {
         if (day.visitors.has(who)) continue
         day.visitors.add(who)
@@ -286,20 +285,10 @@ const newDay = (): DayPending => ({ humans: 0, bots: 0, referrers: new Map(), vi
 /** A day's visitors as registers: those hashed already, and the rest hashed under `salt`. Reads `d`, never changes it. */
 export function dayRegisters(code: string, d: DayPending, salt: string): Uint16Array {
   if (d.visitors.size === 0) return d.registers
-  const out = new Uint16Array(d.registers.length + d.visitors.size)
-  out.set(d.registers)
-  let i = d.registers.length
-  for (const who of d.visitors) out[i++] = visitorRegister(salt, code, who)
-  return out
-}
-
-/** Two arrays of registers as one, new (neither is ever changed in place: batches share them). */
-function joined(a: Uint16Array, b: Uint16Array): Uint16Array {
-  if (a.length === 0) return b
-  const out = new Uint16Array(a.length + b.length)
-  out.set(a)
-  out.set(b, a.length)
-  return out
+  const fresh = new Uint16Array(d.visitors.size)
+  let i = 0
+  for (const who of d.visitors) fresh[i++] = visitorRegister(salt, code, who)
+  return unionRegisters(d.registers, fresh)
 }
 
 const countVisitors = (d: DayPending): number => d.visitors.size

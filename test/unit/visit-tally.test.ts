@@ -4,7 +4,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parseTrustProxy } from '../../src/config.js'
 import { splitDimKey } from '../../src/stats/breakdowns.js'
-import { applyRegisters, emptySketch, estimate } from '../../src/stats/sketch.js'
+import { applyRegisters, emptySketch, estimate, SKETCH_BYTES, STANDARD_ERROR } from '../../src/stats/sketch.js'
 import { appendVisit, DAY_MS, noVisits, VisitTally, type Visitor } from '../../src/stats/visit-tally.js'
 
 const test = suite('visit tally')
@@ -100,6 +100,23 @@ test('a take given its day\'s salt hands the visitors over hashed; put back, the
   applyRegisters(sketch, day.registers)
   assert.is(Math.round(estimate(sketch)), 3)
   assert.is(day.humans, 4)
+})
+
+test('a link-day\'s hashed visitors never outgrow a sketch, however many failed flushes put them back', () => {
+  const salts = new Map([[20_000, 'e'.repeat(64)]])
+  const tally = new VisitTally(true, undefined)
+  let batch = new Map()
+  for (let flush = 0; flush < 50; flush++) {
+    tally.putBack(batch)
+    for (let i = 0; i < 300; i++) tally.record('AAAAAAAA', visitor({ peer: `10.${flush}.${i >> 8}.${i & 255}` }), DAY)
+    batch = tally.take(salts).batch
+  }
+  const day = batch.get('AAAAAAAA')!.days.get(20_000)!
+  assert.ok(day.registers.length <= SKETCH_BYTES, `${day.registers.length} registers`)
+  const sketch = emptySketch()
+  applyRegisters(sketch, day.registers)
+  assert.ok(Math.abs(estimate(sketch) - 15_000) / 15_000 < 3 * STANDARD_ERROR, `about 15,000 visitors: ${Math.round(estimate(sketch))}`)
+  assert.is(day.humans, 15_000)
 })
 
 test('the breakdowns count human visits by device, browser, OS and country as they are folded; bots are not in them', () => {
